@@ -1,0 +1,43 @@
+// swift-tools-version: 6.1
+//
+// Herald: a Swift toolkit for Apple Push Notifications.
+//
+// Layers (each imports only the layers below it, see ENGINEERING.md §1):
+//
+//   herald (CLI)
+//   HeraldLint, HeraldDevice
+//   HeraldLocalization
+//   HeraldPayload
+//   HeraldProtocol
+//   HeraldJSON
+import PackageDescription
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "HeraldJSON", targets: ["HeraldJSON"]),
+        .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
+        .library(name: "HeraldPayload", targets: ["HeraldPayload"]),
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "HeraldJSON"),
+        .target(name: "HeraldProtocol"),
+        .target(name: "HeraldPayload", dependencies: ["HeraldJSON", "HeraldProtocol"]),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON"]),
+        .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
+        .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald"]),
+    ]
+)

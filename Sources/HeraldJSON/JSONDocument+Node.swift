@@ -1,0 +1,341 @@
+extension JSONDocument {
+    /// One value in a ``JSONDocument``: a cheap view (the document and a tape index).
+    ///
+    /// Accessors that do not apply to the node's kind return `nil` (``stringValue`` of a number)
+    /// or nothing (``elements`` of an object).
+    public struct Node: Sendable {
+        /// The document that holds this value.
+        public let document: JSONDocument
+        /// The value's position in the document's tape; stable for the life of the document.
+        public let index: Int
+
+        @inlinable
+        init(document: JSONDocument, index: Int) {
+            self.document = document
+            self.index = index
+        }
+
+        @inlinable
+        var entry: JSONTapeEntry { document.tape[index] }
+
+        /// The kind of value.
+        @inlinable
+        public var kind: JSONKind { entry.kind }
+
+        /// The bytes of the value's source text (including quotes and brackets).
+        @inlinable
+        public var byteRange: Range<Int> { Int(entry.start)..<Int(entry.end) }
+
+        /// Where the value starts in the source: its first byte.
+        public var location: SourceLocation {
+            var locator = SourceLocator(bytes: document.bytes)
+            return locator.location(ofOffset: Int(entry.start))
+        }
+
+        /// The value's source text, exactly as written.
+        public var sourceText: String {
+            String(decoding: document.bytes[byteRange], as: UTF8.self)
+        }
+
+        // MARK: Scalars
+
+        /// `true` if the value is `null`.
+        @inlinable
+        public var isNull: Bool { entry.kind == .null }
+
+        /// The value of a boolean.
+        @inlinable
+        public var boolValue: Bool? { entry.kind == .bool ? entry.flag : nil }
+
+        /// The decoded value of a string (escapes resolved).
+        public var stringValue: String? {
+            guard entry.kind == .string else { return nil }
+            return document.decodeString(entry)
+        }
+
+        /// `true` for a string whose source uses a backslash escape.
+        @inlinable
+        public var stringHasEscapes: Bool { entry.kind == .string && entry.flag }
+
+        /// The bytes between a string's quotes, as written (escapes not resolved).
+        @inlinable
+        public var rawStringBytes: Range<Int> { Int(entry.start) + 1..<Int(entry.end) - 1 }
+
+        /// `true` if this is a string equal to `text`, compared without allocating when the source
+        /// has no escapes.
+        public func stringEquals(_ text: String) -> Bool {
+            let entry = self.entry
+            guard entry.kind == .string else { return false }
+            if entry.flag { return document.decodeString(entry) == text }
+            var text = text
+            return text.withUTF8 { utf8 in
+                let range = rawStringBytes
+                guard utf8.count == range.count else { return false }
+                return document.bytes.withUnsafeBufferPointer { bytes in
+                    utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[range]))
+                }
+            }
+        }
+
+        /// The number, with its source text.
+        public var number: JSONNumber? {
+            guard entry.kind == .number else { return nil }
+            return JSONNumber(validatedText: String(decoding: document.bytes[byteRange], as: UTF8.self))
+        }
+
+        /// `true` for a number written with a fraction or an exponent (`1.0`, `1e3`).
+        @inlinable
+        public var numberHasFractionOrExponent: Bool { entry.kind == .number && entry.flag }
+
+        /// The value of a number written as an integer (no fraction, no exponent) that fits in 64
+        /// bits.
+        public var int64Value: Int64? {
+            let entry = self.entry
+            guard entry.kind == .number, !entry.flag else { return nil }
+            return document.bytes.withUnsafeBufferPointer { bytes in
+                JSONNumber.parseInteger(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]))
+            }
+        }
+
+        /// The value of a number as a `Double` (the nearest; `±infinity` when out of range).
+        public var doubleValue: Double? {
+            guard entry.kind == .number else { return nil }
+            if let integer = int64Value, integer.magnitude <= 1 << 53 { return Double(integer) }
+            return Double(String(decoding: document.bytes[byteRange], as: UTF8.self))
+        }
+
+        // MARK: Containers
+
+        /// The number of elements of an array or members of an object; 0 for scalars.
+        @inlinable
+        public var count: Int { Int(entry.count) }
+
+        /// The elements of an array, in order.
+        public var elements: Elements { Elements(document: document, parent: index) }
+
+        /// The members of an object, in source order, duplicates included.
+        public var members: Members { Members(document: document, parent: index) }
+
+        /// The value of the **last** member named `key` (as most JSON readers resolve duplicates),
+        /// or `nil` if this is not an object or has no such member.
+        public subscript(key: String) -> Node? {
+            var found: Node?
+            for member in members where member.keyNode.stringEquals(key) {
+                found = member.value
+            }
+            return found
+        }
+
+        /// The element at `position` of an array.
+        public subscript(position: Int) -> Node? {
+            guard entry.kind == .array, position >= 0, position < count else { return nil }
+            var iterator = elements.makeIterator()
+            for _ in 0..<position { _ = iterator.next() }
+            return iterator.next()
+        }
+
+        /// The value as an owned tree.
+        public var value: JSONValue { document.value(at: index) }
+    }
+
+    /// An object member: the key (its node, for the key's location) and the value.
+    public struct Member: Sendable {
+        /// The key's node (a string).
+        public let keyNode: Node
+        /// The value.
+        public let value: Node
+
+        /// The decoded key.
+        public var key: String { keyNode.stringValue ?? "" }
+    }
+
+    /// The elements of an array.
+    public struct Elements: Sequence, Sendable {
+        let document: JSONDocument
+        let parent: Int
+
+        /// An iterator over the elements.
+        public struct Iterator: IteratorProtocol, Sendable {
+            let document: JSONDocument
+            var cursor: Int
+            var remaining: Int
+
+            /// The next element.
+            public mutating func next() -> Node? {
+                guard remaining > 0 else { return nil }
+                remaining -= 1
+                let node = Node(document: document, index: cursor)
+                cursor = Int(document.tape[cursor].next)
+                return node
+            }
+        }
+
+        /// Makes an iterator.
+        public func makeIterator() -> Iterator {
+            let entry = document.tape[parent]
+            let count = entry.kind == .array ? Int(entry.count) : 0
+            return Iterator(document: document, cursor: parent + 1, remaining: count)
+        }
+
+        /// The number of elements.
+        public var underestimatedCount: Int { Int(document.tape[parent].count) }
+    }
+
+    /// The members of an object.
+    public struct Members: Sequence, Sendable {
+        let document: JSONDocument
+        let parent: Int
+
+        /// An iterator over the members.
+        public struct Iterator: IteratorProtocol, Sendable {
+            let document: JSONDocument
+            var cursor: Int
+            var remaining: Int
+
+            /// The next member.
+            public mutating func next() -> Member? {
+                guard remaining > 0 else { return nil }
+                remaining -= 1
+                let key = Node(document: document, index: cursor)
+                let value = Node(document: document, index: cursor + 1)
+                cursor = Int(document.tape[cursor + 1].next)
+                return Member(keyNode: key, value: value)
+            }
+        }
+
+        /// Makes an iterator.
+        public func makeIterator() -> Iterator {
+            let entry = document.tape[parent]
+            let count = entry.kind == .object ? Int(entry.count) : 0
+            return Iterator(document: document, cursor: parent + 1, remaining: count)
+        }
+
+        /// The number of members.
+        public var underestimatedCount: Int { Int(document.tape[parent].count) }
+    }
+}
+
+extension JSONDocument {
+    /// The node at a tape index (as found in ``Node/index``).
+    public func node(at index: Int) -> Node? {
+        guard index >= 0, index < tape.count, tape[index].role == .value else { return nil }
+        return Node(document: self, index: index)
+    }
+
+    /// Decodes a string entry, resolving escapes.
+    func decodeString(_ entry: JSONTapeEntry) -> String {
+        let range = Int(entry.start) + 1..<Int(entry.end) - 1
+        if !entry.flag {
+            return String(decoding: bytes[range], as: UTF8.self)
+        }
+        return bytes.withUnsafeBufferPointer { buffer in
+            JSONStringUnescaper.unescape(UnsafeBufferPointer(rebasing: buffer[range]))
+        }
+    }
+
+    /// Materializes the value at a tape index as an owned tree.
+    func value(at index: Int) -> JSONValue {
+        let entry = tape[index]
+        switch entry.kind {
+        case .null:
+            return .null
+        case .bool:
+            return .bool(entry.flag)
+        case .number:
+            return .number(JSONNumber(validatedText: String(decoding: bytes[Int(entry.start)..<Int(entry.end)], as: UTF8.self)))
+        case .string:
+            return .string(decodeString(entry))
+        case .array:
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(Int(entry.count))
+            var cursor = index + 1
+            for _ in 0..<entry.count {
+                elements.append(value(at: cursor))
+                cursor = Int(tape[cursor].next)
+            }
+            return .array(elements)
+        case .object:
+            var members: [JSONObject.Member] = []
+            members.reserveCapacity(Int(entry.count))
+            var cursor = index + 1
+            for _ in 0..<entry.count {
+                let key = decodeString(tape[cursor])
+                members.append(JSONObject.Member(key: key, value: value(at: cursor + 1)))
+                cursor = Int(tape[cursor + 1].next)
+            }
+            return .object(JSONObject(members: members))
+        }
+    }
+}
+
+/// Resolves the escapes of a JSON string body that the parser has already validated.
+enum JSONStringUnescaper {
+    static func unescape(_ body: UnsafeBufferPointer<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(body.count)
+        var index = 0
+        let count = body.count
+        while index < count {
+            let byte = body[index]
+            guard byte == UInt8(ascii: "\\") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            let escape = body[index + 1]
+            index += 2
+            switch escape {
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = UInt32(hex4(body, index))
+                index += 4
+                if scalar >= 0xD800 && scalar <= 0xDBFF {
+                    // The parser guarantees a low surrogate escape follows.
+                    let low = UInt32(hex4(body, index + 2))
+                    index += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                appendUTF8(scalar, to: &output)
+            default: output.append(escape) // \" \\ \/
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func hex4(_ body: UnsafeBufferPointer<UInt8>, _ start: Int) -> UInt16 {
+        var value: UInt16 = 0
+        for offset in 0..<4 {
+            let byte = body[start + offset]
+            let digit: UInt8 = switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            default: byte - UInt8(ascii: "A") + 10
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    static func appendUTF8(_ scalar: UInt32, to output: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            output.append(UInt8(scalar))
+        case 0x80..<0x800:
+            output.append(UInt8(0xC0 | scalar >> 6))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            output.append(UInt8(0xE0 | scalar >> 12))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            output.append(UInt8(0xF0 | scalar >> 18))
+            output.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+}

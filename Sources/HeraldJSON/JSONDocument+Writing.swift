@@ -1,0 +1,110 @@
+extension JSONDocument {
+    /// Writes the document: member order, duplicate keys and number text as in the source;
+    /// strings in canonical form (a string written with escapes is rewritten with only the
+    /// escapes JSON needs, so `"caf\u00e9"` becomes `"café"` and `"a\/b"` becomes `"a/b"`).
+    ///
+    /// For a source already in compact canonical form the output is byte-for-byte the source.
+    public func write<Output: JSONOutput>(to output: inout Output, style: JSONWriterStyle = .compact) {
+        var writer = JSONWriter(output: output, style: style)
+        bytes.withUnsafeBytes { source in
+            var cursor = 0
+            writeValue(&cursor, source: source, writer: &writer)
+        }
+        output = writer.output
+    }
+
+    /// The compact canonical form: what Herald sends, byte for byte.
+    public func compactBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        write(to: &output, style: .compact)
+        return output
+    }
+
+    /// The indented form, for people.
+    public func prettyBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        write(to: &output, style: .pretty)
+        return output
+    }
+
+    /// The size of the compact canonical form in bytes, without building it.
+    public var compactByteCount: Int {
+        var counter = JSONByteCounter()
+        write(to: &counter, style: .compact)
+        return counter.count
+    }
+
+    /// Writes the value at `cursor` and advances `cursor` past its subtree.
+    private func writeValue<Output: JSONOutput>(
+        _ cursor: inout Int, source: UnsafeRawBufferPointer, writer: inout JSONWriter<Output>
+    ) {
+        let entry = tape[cursor]
+        switch entry.kind {
+        case .null, .bool, .number:
+            writer.rawValue(UnsafeRawBufferPointer(rebasing: source[Int(entry.start)..<Int(entry.end)]))
+            cursor += 1
+        case .string:
+            if entry.flag {
+                writer.string(decodeString(entry))
+            } else {
+                // Without escapes the source span is already canonical: the parser admitted no
+                // control characters, and a quote or backslash would have needed an escape.
+                writer.rawValue(UnsafeRawBufferPointer(rebasing: source[Int(entry.start)..<Int(entry.end)]))
+            }
+            cursor += 1
+        case .array:
+            writer.beginArray()
+            cursor += 1
+            for _ in 0..<entry.count {
+                writeValue(&cursor, source: source, writer: &writer)
+            }
+            writer.endArray()
+        case .object:
+            writer.beginObject()
+            cursor += 1
+            for _ in 0..<entry.count {
+                let keyEntry = tape[cursor]
+                if keyEntry.flag {
+                    writer.key(decodeString(keyEntry))
+                } else {
+                    writer.prepareForMember()
+                    writer.output.write(UnsafeRawBufferPointer(rebasing: source[Int(keyEntry.start)..<Int(keyEntry.end)]))
+                    writer.writeColon()
+                }
+                cursor += 1
+                writeValue(&cursor, source: source, writer: &writer)
+            }
+            writer.endObject()
+        }
+    }
+}
+
+extension JSONValue {
+    /// Writes the value into `output`.
+    public func write<Output: JSONOutput>(to output: inout Output, style: JSONWriterStyle = .compact) {
+        var writer = JSONWriter(output: output, style: style)
+        writer.value(self)
+        output = writer.output
+    }
+
+    /// The compact form as bytes.
+    public func compactBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        write(to: &output)
+        return output
+    }
+
+    /// The compact form as a string.
+    public var compactString: String {
+        String(decoding: compactBytes(), as: UTF8.self)
+    }
+
+    /// The indented form as a string.
+    public var prettyString: String {
+        var output: [UInt8] = []
+        write(to: &output, style: .pretty)
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -1,0 +1,502 @@
+/// A strict RFC 8259 JSON parser that produces a ``JSONDocument``.
+///
+/// Rejected, each with a message that says what was expected: comments, trailing commas, `NaN`
+/// and `Infinity`, single quotes, leading zeros, unescaped control characters, malformed UTF-8,
+/// lone surrogates in `\u` escapes, a byte order mark, and anything after the top-level value.
+/// Duplicate keys are accepted and kept (the linter reports them).
+///
+/// Against hostile input the parser limits nesting depth and input size
+/// (``Options/maximumDepth``, ``Options/maximumInputSize``); it never recurses deeper than the
+/// depth limit and never allocates more than a small multiple of the input size.
+public struct JSONParser: Sendable {
+    /// Limits against hostile input.
+    public struct Options: Sendable, Hashable {
+        /// The deepest nesting of arrays and objects accepted. Default 512.
+        public var maximumDepth: Int
+        /// The largest input accepted, in bytes. Default 64 MiB; values above 4 GiB - 2 are
+        /// lowered to that, because offsets are 32-bit.
+        public var maximumInputSize: Int
+
+        /// Creates options; the defaults suit any APNs payload and most configuration files.
+        public init(maximumDepth: Int = 512, maximumInputSize: Int = 64 * 1024 * 1024) {
+            self.maximumDepth = max(1, maximumDepth)
+            self.maximumInputSize = max(0, min(maximumInputSize, Int(UInt32.max) - 1))
+        }
+    }
+
+    /// The limits this parser enforces.
+    public var options: Options
+
+    /// Creates a parser.
+    public init(options: Options = .init()) {
+        self.options = options
+    }
+
+    /// Parses one JSON text.
+    public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONDocument {
+        if bytes.count > options.maximumInputSize {
+            throw JSONParseError(
+                reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
+                location: SourceLocation(offset: 0, line: 1, column: 1))
+        }
+        let result: Result<[JSONTapeEntry], JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
+            do throws(JSONParseError) {
+                try scanner.parseDocument()
+                return .success(scanner.tape)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return JSONDocument(bytes: bytes, tape: try result.get())
+    }
+}
+
+// MARK: - Scanner
+
+private let quote = UInt8(ascii: "\"")
+private let backslash = UInt8(ascii: "\\")
+
+private struct Scanner {
+    let buffer: UnsafeBufferPointer<UInt8>
+    let maximumDepth: Int
+    var position = 0
+    var depth = 0
+    var tape: [JSONTapeEntry] = []
+
+    init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+        self.buffer = buffer
+        self.maximumDepth = maximumDepth
+        // Roughly one value per six bytes in typical payloads; growing is cheap if wrong.
+        tape.reserveCapacity(buffer.count / 6 + 4)
+    }
+
+    mutating func parseDocument() throws(JSONParseError) {
+        try checkByteOrderMark()
+        skipWhitespace()
+        try parseValue(role: .value)
+        skipWhitespace()
+        if position < buffer.count {
+            throw error(.trailingData(found: describeFound()))
+        }
+    }
+
+    private func checkByteOrderMark() throws(JSONParseError) {
+        let count = buffer.count
+        if count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
+            throw error(.byteOrderMark(encoding: "UTF-8"), at: 0)
+        }
+        if count >= 2, buffer[0] == 0xFE, buffer[1] == 0xFF {
+            throw error(.byteOrderMark(encoding: "UTF-16 big-endian"), at: 0)
+        }
+        if count >= 2, buffer[0] == 0xFF, buffer[1] == 0xFE {
+            throw error(.byteOrderMark(encoding: "UTF-16 little-endian"), at: 0)
+        }
+    }
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while position < buffer.count {
+            switch buffer[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        guard position < buffer.count else {
+            throw error(.unexpectedEndOfInput(expected: "a JSON value"))
+        }
+        switch buffer[position] {
+        case UInt8(ascii: "{"): try parseObject(role: role)
+        case UInt8(ascii: "["): try parseArray(role: role)
+        case quote: try parseString(role: role)
+        case UInt8(ascii: "t"): try parseLiteral("true", kind: .bool, flag: true, role: role)
+        case UInt8(ascii: "f"): try parseLiteral("false", kind: .bool, flag: false, role: role)
+        case UInt8(ascii: "n"): try parseLiteral("null", kind: .null, flag: false, role: role)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(role: role)
+        default:
+            throw unexpected(expected: "a JSON value")
+        }
+    }
+
+    // MARK: Containers
+
+    private mutating func openContainer(kind: JSONKind, role: JSONTapeEntry.Role) throws(JSONParseError) -> Int {
+        depth += 1
+        if depth > maximumDepth {
+            throw error(.tooDeep(limit: maximumDepth))
+        }
+        let index = tape.count
+        tape.append(JSONTapeEntry(
+            kind: kind, role: role, flag: false, start: UInt32(position), end: 0, next: 0, count: 0))
+        position += 1
+        return index
+    }
+
+    private mutating func closeContainer(at index: Int, count: Int) {
+        position += 1
+        tape[index].end = UInt32(position)
+        tape[index].next = UInt32(tape.count)
+        tape[index].count = UInt32(count)
+        depth -= 1
+    }
+
+    mutating func parseObject(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        let index = try openContainer(kind: .object, role: role)
+        skipWhitespace()
+        var count = 0
+        if position < buffer.count, buffer[position] == UInt8(ascii: "}") {
+            closeContainer(at: index, count: 0)
+            return
+        }
+        while true {
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: count == 0 ? "a string key or '}'" : "a string key"))
+            }
+            guard buffer[position] == quote else {
+                if count > 0, buffer[position] == UInt8(ascii: "}") {
+                    throw unexpected(expected: "a string key", hint: "a trailing comma before '}' is not allowed")
+                }
+                throw unexpected(expected: count == 0 ? "a string key or '}'" : "a string key")
+            }
+            try parseString(role: .key)
+            skipWhitespace()
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "':' after an object key"))
+            }
+            guard buffer[position] == UInt8(ascii: ":") else {
+                throw unexpected(expected: "':' after an object key")
+            }
+            position += 1
+            skipWhitespace()
+            try parseValue(role: .value)
+            count += 1
+            skipWhitespace()
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "',' or '}' after an object member"))
+            }
+            switch buffer[position] {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                closeContainer(at: index, count: count)
+                return
+            default:
+                throw unexpected(expected: "',' or '}' after an object member")
+            }
+        }
+    }
+
+    mutating func parseArray(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        let index = try openContainer(kind: .array, role: role)
+        skipWhitespace()
+        var count = 0
+        if position < buffer.count, buffer[position] == UInt8(ascii: "]") {
+            closeContainer(at: index, count: 0)
+            return
+        }
+        while true {
+            if position < buffer.count, buffer[position] == UInt8(ascii: "]"), count > 0 {
+                throw unexpected(expected: "a JSON value", hint: "a trailing comma before ']' is not allowed")
+            }
+            try parseValue(role: .value)
+            count += 1
+            skipWhitespace()
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "',' or ']' after an array element"))
+            }
+            switch buffer[position] {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "]"):
+                closeContainer(at: index, count: count)
+                return
+            default:
+                throw unexpected(expected: "',' or ']' after an array element")
+            }
+        }
+    }
+
+    // MARK: Scalars
+
+    private mutating func parseLiteral(
+        _ literal: StaticString, kind: JSONKind, flag: Bool, role: JSONTapeEntry.Role
+    ) throws(JSONParseError) {
+        let start = position
+        let length = literal.utf8CodeUnitCount
+        let text = literal.utf8Start
+        for offset in 0..<length {
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "'\(literal)'"))
+            }
+            guard buffer[position] == text[offset] else {
+                position = start
+                throw unexpected(expected: "a JSON value")
+            }
+            position += 1
+        }
+        tape.append(JSONTapeEntry(
+            kind: kind, role: role, flag: flag, start: UInt32(start), end: UInt32(position),
+            next: UInt32(tape.count + 1), count: 0))
+    }
+
+    mutating func parseNumber(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        let start = position
+        var isInteger = true
+        if buffer[position] == UInt8(ascii: "-") {
+            position += 1
+        }
+        guard position < buffer.count else {
+            throw error(.unexpectedEndOfInput(expected: "a digit after '-'"))
+        }
+        switch buffer[position] {
+        case UInt8(ascii: "0"):
+            position += 1
+            if position < buffer.count, isDigit(buffer[position]) {
+                throw error(.leadingZero, at: position - 1)
+            }
+        case UInt8(ascii: "1")...UInt8(ascii: "9"):
+            position += 1
+            skipDigits()
+        default:
+            throw unexpected(expected: "a digit after '-'")
+        }
+        if position < buffer.count, buffer[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            try requireDigit(after: "'.'")
+            skipDigits()
+        }
+        if position < buffer.count, buffer[position] | 0x20 == UInt8(ascii: "e") {
+            isInteger = false
+            position += 1
+            if position < buffer.count, buffer[position] == UInt8(ascii: "+") || buffer[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            try requireDigit(after: "the exponent mark")
+            skipDigits()
+        }
+        tape.append(JSONTapeEntry(
+            kind: .number, role: role, flag: !isInteger, start: UInt32(start), end: UInt32(position),
+            next: UInt32(tape.count + 1), count: 0))
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    @inline(__always)
+    private mutating func skipDigits() {
+        while position < buffer.count, isDigit(buffer[position]) { position += 1 }
+    }
+
+    private func requireDigit(after what: String) throws(JSONParseError) {
+        guard position < buffer.count else {
+            throw error(.unexpectedEndOfInput(expected: "a digit after \(what)"))
+        }
+        guard isDigit(buffer[position]) else {
+            throw unexpected(expected: "a digit after \(what)")
+        }
+    }
+
+    mutating func parseString(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        let start = position
+        position += 1
+        var hasEscape = false
+        let count = buffer.count
+        while true {
+            // Fast path: printable ASCII other than the quote and backslash.
+            while position < count {
+                let byte = buffer[position]
+                if byte < 0x20 || byte >= 0x80 || byte == quote || byte == backslash { break }
+                position += 1
+            }
+            guard position < count else {
+                throw error(.unexpectedEndOfInput(expected: "'\"' to close the string that starts at \(locate(start))"))
+            }
+            let byte = buffer[position]
+            if byte == quote {
+                position += 1
+                break
+            } else if byte == backslash {
+                hasEscape = true
+                try scanEscape()
+            } else if byte < 0x20 {
+                throw error(.unescapedControlCharacter(byte))
+            } else {
+                try scanUTF8Sequence()
+            }
+        }
+        tape.append(JSONTapeEntry(
+            kind: .string, role: role, flag: hasEscape, start: UInt32(start), end: UInt32(position),
+            next: UInt32(tape.count + 1), count: 0))
+    }
+
+    private mutating func scanEscape() throws(JSONParseError) {
+        let escapeStart = position
+        position += 1
+        guard position < buffer.count else {
+            throw error(.unexpectedEndOfInput(expected: "an escape character after '\\'"))
+        }
+        switch buffer[position] {
+        case quote, backslash, UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            position += 1
+        case UInt8(ascii: "u"):
+            position += 1
+            let unit = try scanHex4(escapeStart: escapeStart)
+            if unit >= 0xD800 && unit <= 0xDBFF {
+                // A high surrogate must be followed by an escaped low surrogate.
+                guard position + 1 < buffer.count, buffer[position] == backslash,
+                      buffer[position + 1] == UInt8(ascii: "u") else {
+                    throw error(.loneSurrogate(unit), at: escapeStart)
+                }
+                let lowStart = position
+                position += 2
+                let low = try scanHex4(escapeStart: lowStart)
+                guard low >= 0xDC00 && low <= 0xDFFF else {
+                    throw error(.loneSurrogate(unit), at: escapeStart)
+                }
+            } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                throw error(.loneSurrogate(unit), at: escapeStart)
+            }
+        default:
+            let found = describeScalar(at: position)
+            throw error(.invalidEscape(found.text), at: escapeStart)
+        }
+    }
+
+    private mutating func scanHex4(escapeStart: Int) throws(JSONParseError) -> UInt16 {
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "four hexadecimal digits after '\\u'"))
+            }
+            let byte = buffer[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error(.invalidUnicodeEscape, at: escapeStart)
+            }
+            value = value << 4 | UInt16(digit)
+            position += 1
+        }
+        return value
+    }
+
+    /// Validates one multi-byte UTF-8 sequence at `position` (Unicode 15, table 3-7) and steps
+    /// over it.
+    private mutating func scanUTF8Sequence() throws(JSONParseError) {
+        let length = utf8SequenceLength(at: position)
+        guard length > 0 else { throw error(.invalidUTF8) }
+        position += length
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `index`, or 0 if it is malformed.
+    func utf8SequenceLength(at index: Int) -> Int {
+        let count = buffer.count
+        let lead = buffer[index]
+        func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+            index + offset < count && range.contains(buffer[index + offset])
+        }
+        switch lead {
+        case 0x00...0x7F:
+            return 1
+        case 0xC2...0xDF:
+            return continuation(1) ? 2 : 0
+        case 0xE0:
+            return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF:
+            return continuation(1) && continuation(2) ? 3 : 0
+        case 0xED:
+            return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : 0
+        case 0xF0:
+            return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF1...0xF3:
+            return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF4:
+            return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : 0
+        default:
+            return 0
+        }
+    }
+
+    // MARK: Errors
+
+    func locate(_ offset: Int) -> SourceLocation {
+        var locator = SourceLocator(bytes: Array(buffer))
+        return locator.location(ofOffset: offset)
+    }
+
+    func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {
+        JSONParseError(reason: reason, location: locate(offset ?? position))
+    }
+
+    /// An "expected X, found Y" error at `position`, with a hint for the usual mistakes.
+    func unexpected(expected: String, hint: String? = nil) -> JSONParseError {
+        guard position < buffer.count else {
+            return error(.unexpectedEndOfInput(expected: expected))
+        }
+        if buffer[position] >= 0x80 && utf8SequenceLength(at: position) == 0 {
+            return error(.invalidUTF8)
+        }
+        let found = describeScalar(at: position)
+        return error(.unexpectedCharacter(found: found.display, expected: expected, hint: hint ?? Self.hint(for: found.scalar)))
+    }
+
+    private func describeFound() -> String {
+        if buffer[position] >= 0x80 && utf8SequenceLength(at: position) == 0 {
+            return "invalid UTF-8"
+        }
+        return describeScalar(at: position).display
+    }
+
+    /// The scalar at `index`, as text and as display form: `'x'`, `'“' (U+201C)`, `U+000A`.
+    func describeScalar(at index: Int) -> (scalar: Unicode.Scalar?, text: String, display: String) {
+        let length = max(1, utf8SequenceLength(at: index))
+        let slice = UnsafeBufferPointer(rebasing: buffer[index..<min(index + length, buffer.count)])
+        let text = String(decoding: slice, as: UTF8.self)
+        guard let scalar = text.unicodeScalars.first else { return (nil, text, "'\(text)'") }
+        let name = JSONParseError.scalarName(scalar.value)
+        if scalar.value < 0x20 || scalar.value == 0x7F {
+            return (scalar, name, name)
+        }
+        if scalar.isASCII {
+            return (scalar, text, "'\(text)'")
+        }
+        return (scalar, text, "'\(text)' (\(name))")
+    }
+
+    private static func hint(for scalar: Unicode.Scalar?) -> String? {
+        guard let scalar else { return nil }
+        switch scalar.value {
+        case 0x201C, 0x201D, 0x201E, 0x201F, 0x2033, 0x00AB, 0x00BB:
+            return "typographic quotes are not JSON; use straight double quotes '\"'"
+        case 0x2018, 0x2019, 0x201A, 0x201B, 0x0027:
+            return "JSON strings use straight double quotes '\"'"
+        case 0x2F: // "/"
+            return "comments are not allowed in JSON"
+        case 0x23: // "#"
+            return "comments are not allowed in JSON"
+        case 0x4E, 0x49: // "N", "I"
+            return "NaN and Infinity are not JSON numbers"
+        case 0x2B: // "+"
+            return "JSON numbers have no leading '+'"
+        case 0x2E: // "."
+            return "JSON numbers need a digit before '.'"
+        default:
+            if scalar.properties.isWhitespace && !scalar.isASCII {
+                return "only space, tab, CR and LF are JSON whitespace"
+            }
+            if scalar.isASCII && (scalar.properties.isAlphabetic) {
+                return "object keys and strings must be quoted"
+            }
+            return nil
+        }
+    }
+}

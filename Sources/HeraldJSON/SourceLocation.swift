@@ -1,0 +1,86 @@
+/// A position in a source text: byte offset, line and column.
+///
+/// Lines and columns are 1-based. A line ends at LF, CR or CRLF. Columns count Unicode scalars
+/// from the start of the line (a tab counts as one), so a column in Korean or emoji text matches
+/// what an editor shows; a byte that is not valid UTF-8 counts as one column.
+public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The 0-based byte offset.
+    public var offset: Int
+    /// The 1-based line.
+    public var line: Int
+    /// The 1-based column, in Unicode scalars.
+    public var column: Int
+
+    /// Creates a location from its parts.
+    public init(offset: Int, line: Int, column: Int) {
+        self.offset = offset
+        self.line = line
+        self.column = column
+    }
+
+    /// Computes the line and column of `offset` in `bytes` (a linear scan; for many lookups in one
+    /// text use ``SourceLocator``).
+    public init(offset: Int, in bytes: some Collection<UInt8>) {
+        var locator = SourceLocator(bytes: Array(bytes))
+        self = locator.location(ofOffset: offset)
+    }
+
+    /// `LINE:COLUMN`.
+    public var description: String { "\(line):\(column)" }
+
+    public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool { lhs.offset < rhs.offset }
+}
+
+/// Turns byte offsets into line and column numbers for one text, building its line table once.
+///
+/// Diagnostics are rare compared to parsing, so documents do not record lines while parsing; a
+/// locator is made when the first location is asked for.
+public struct SourceLocator: Sendable {
+    /// The text.
+    public let bytes: [UInt8]
+    private var lineStarts: [Int]?
+
+    /// Creates a locator over `bytes`.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The location of the byte at `offset` (clamped to the text; `bytes.count` is the end).
+    public mutating func location(ofOffset offset: Int) -> SourceLocation {
+        let offset = max(0, min(offset, bytes.count))
+        let starts = lineStarts ?? Self.computeLineStarts(bytes)
+        lineStarts = starts
+        // The last line start that is <= offset.
+        var low = 0
+        var high = starts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if starts[mid] <= offset { low = mid } else { high = mid - 1 }
+        }
+        var column = 1
+        var index = starts[low]
+        while index < offset {
+            // Count scalars: every byte that is not a UTF-8 continuation byte starts one.
+            if bytes[index] & 0xC0 != 0x80 { column += 1 }
+            index += 1
+        }
+        return SourceLocation(offset: offset, line: low + 1, column: column)
+    }
+
+    private static func computeLineStarts(_ bytes: [UInt8]) -> [Int] {
+        var starts = [0]
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") {
+                starts.append(index + 1)
+            } else if byte == UInt8(ascii: "\r") {
+                if index + 1 < count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
+                starts.append(index + 1)
+            }
+            index += 1
+        }
+        return starts
+    }
+}

@@ -1,0 +1,192 @@
+import HeraldJSON
+import Testing
+
+@Suite("JSON parser")
+struct JSONParserTests {
+    @Test("keeps member order, duplicate keys and number text")
+    func keepsEverything() throws {
+        let document = try JSONDocument(parsing: #"{"b":1.0,"a":[1e2,-0,3],"b":"x"}"#)
+        let members = Array(document.root.members)
+        #expect(members.map(\.key) == ["b", "a", "b"])
+        #expect(members[0].value.number?.text == "1.0")
+        #expect(document.root["a"]?[0]?.number?.text == "1e2")
+        #expect(document.root["a"]?[1]?.number?.text == "-0")
+        // The last duplicate wins for lookups, as in most readers.
+        #expect(document.root["b"]?.stringValue == "x")
+        #expect(document.root.value.objectValue?.duplicateKeys == ["b"])
+    }
+
+    @Test("number views")
+    func numbers() throws {
+        let document = try JSONDocument(parsing: "[5, 5.0, 5e0, -9223372036854775808, 9223372036854775808, 0.5, 1e400]")
+        let values = Array(document.root.elements)
+        #expect(values[0].int64Value == 5)
+        #expect(values[1].int64Value == nil)
+        #expect(values[1].number?.integralValue == 5)
+        #expect(values[2].number?.integralValue == 5)
+        #expect(values[3].int64Value == .min)
+        #expect(values[4].int64Value == nil)
+        #expect(values[4].doubleValue == 9223372036854775808.0)
+        #expect(values[5].doubleValue == 0.5)
+        #expect(values[5].number?.integralValue == nil)
+        #expect(values[6].doubleValue == .infinity)
+        #expect(values[6].number?.text == "1e400")
+    }
+
+    @Test("strings decode every escape and raw UTF-8")
+    func strings() throws {
+        let document = try JSONDocument(parsing: #"["a\"b\\c\/d\b\f\n\r\t", "caf\u00e9 \ud83d\ude00", "안녕 😀", ""]"#)
+        let values = Array(document.root.elements).map { $0.stringValue }
+        #expect(values[0] == "a\"b\\c/d\u{08}\u{0C}\n\r\t")
+        #expect(values[1] == "café 😀")
+        #expect(values[2] == "안녕 😀")
+        #expect(values[3] == "")
+        #expect(document.root[1]?.stringHasEscapes == true)
+        #expect(document.root[2]?.stringHasEscapes == false)
+        #expect(document.root[1]?.stringEquals("café 😀") == true)
+        #expect(document.root[2]?.stringEquals("안녕 😀") == true)
+        #expect(document.root[2]?.stringEquals("안녕") == false)
+    }
+
+    @Test("every value knows its line and column")
+    func locations() throws {
+        let text = "{\n  \"aps\" : {\n    \"alert\" : \"안녕\", \"badge\": 5\n  }\r\n}"
+        let document = try JSONDocument(parsing: text)
+        let aps = try #require(document.root["aps"])
+        #expect(aps.location == SourceLocation(offset: 12, line: 2, column: 11))
+        let badge = try #require(aps["badge"])
+        // Columns count scalars: the two Hangul syllables are 6 bytes but 2 columns.
+        #expect(badge.location.line == 3)
+        #expect(badge.location.column == 30)
+        let alert = try #require(aps["alert"])
+        #expect(alert.location.column == 15)
+        #expect(alert.sourceText == "\"안녕\"")
+    }
+
+    @Test("scalars at the top level and surrounding whitespace")
+    func topLevelScalars() throws {
+        #expect(try JSONDocument(parsing: " true ").root.boolValue == true)
+        #expect(try JSONDocument(parsing: "null").root.isNull)
+        #expect(try JSONDocument(parsing: "\t\r\n\"x\"\n").root.stringValue == "x")
+        #expect(try JSONDocument(parsing: "-12").root.int64Value == -12)
+    }
+
+    struct Rejection: Sendable, CustomStringConvertible {
+        var input: [UInt8]
+        var line: Int
+        var column: Int
+        var fragment: String
+        var description: String { String(decoding: input, as: UTF8.self) }
+
+        init(_ text: String, _ line: Int, _ column: Int, _ fragment: String) {
+            self.input = Array(text.utf8)
+            self.line = line
+            self.column = column
+            self.fragment = fragment
+        }
+
+        init(bytes: [UInt8], _ line: Int, _ column: Int, _ fragment: String) {
+            self.input = bytes
+            self.line = line
+            self.column = column
+            self.fragment = fragment
+        }
+    }
+
+    static let rejections: [Rejection] = [
+        Rejection("", 1, 1, "unexpected end of input; expected a JSON value"),
+        Rejection("   ", 1, 4, "expected a JSON value"),
+        Rejection("{\"a\":1,}", 1, 8, "trailing comma before '}' is not allowed"),
+        Rejection("[1,]", 1, 4, "trailing comma before ']' is not allowed"),
+        Rejection("[1 2]", 1, 4, "expected ',' or ']' after an array element, found '2'"),
+        Rejection("{\"a\" 1}", 1, 6, "expected ':' after an object key, found '1'"),
+        Rejection("{\"a\":1 \"b\":2}", 1, 8, "expected ',' or '}' after an object member, found '\"'"),
+        Rejection("{a:1}", 1, 2, "object keys and strings must be quoted"),
+        Rejection("{'a':1}", 1, 2, "JSON strings use straight double quotes"),
+        Rejection("[\"a\" // c\n]", 1, 6, "comments are not allowed"),
+        Rejection("[/* c */]", 1, 2, "comments are not allowed"),
+        Rejection("[NaN]", 1, 2, "NaN and Infinity are not JSON numbers"),
+        Rejection("[Infinity]", 1, 2, "NaN and Infinity"),
+        Rejection("[01]", 1, 2, "leading zeros are not allowed"),
+        Rejection("[-01]", 1, 3, "leading zeros are not allowed"),
+        Rejection("[+1]", 1, 2, "no leading '+'"),
+        Rejection("[.5]", 1, 2, "need a digit before '.'"),
+        Rejection("[1.]", 1, 4, "expected a digit after '.'"),
+        Rejection("[1e]", 1, 4, "expected a digit after the exponent mark"),
+        Rejection("[-]", 1, 3, "expected a digit after '-'"),
+        Rejection("[\"a\u{01}\"]", 1, 4, "unescaped control character U+0001"),
+        Rejection("[\"a\nb\"]", 1, 4, "unescaped control character U+000A"),
+        Rejection(#"["\x"]"#, 1, 3, "invalid escape '\\x'"),
+        Rejection(#"["\u12"]"#, 1, 3, "invalid \\u escape"),
+        Rejection(#"["\ud800"]"#, 1, 3, "lone surrogate \\uD800"),
+        Rejection(#"["\udc00"]"#, 1, 3, "lone surrogate \\uDC00"),
+        Rejection(#"["\ud800\u0041"]"#, 1, 3, "lone surrogate \\uD800"),
+        Rejection("[\"abc", 1, 6, "expected '\"' to close the string that starts at 1:2"),
+        Rejection("[1] [2]", 1, 5, "unexpected '[' after the top-level value"),
+        Rejection("tru", 1, 4, "expected 'true'"),
+        Rejection("True", 1, 1, "expected a JSON value, found 'T'"),
+        Rejection("{\n  \"sound\" : “chime.aiff\"\n}", 2, 13, "found '“' (U+201C) (typographic quotes are not JSON"),
+        Rejection("[1\u{0C}]", 1, 3, "found U+000C"),
+        Rejection("[1\u{A0}]", 1, 3, "only space, tab, CR and LF are JSON whitespace"),
+        Rejection(bytes: [0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D], 1, 3, "invalid UTF-8"),
+        Rejection(bytes: [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D], 1, 3, "invalid UTF-8"),
+        Rejection(bytes: [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D], 1, 3, "invalid UTF-8"),
+        Rejection(bytes: [0x5B, 0x22, 0xF4, 0x90, 0x80, 0x80, 0x22, 0x5D], 1, 3, "invalid UTF-8"),
+        Rejection(bytes: [0x5B, 0xFF, 0x5D], 1, 2, "invalid UTF-8"),
+        Rejection(bytes: [0xEF, 0xBB, 0xBF, 0x5B, 0x5D], 1, 1, "UTF-8 byte order mark"),
+        Rejection(bytes: [0xFF, 0xFE, 0x5B, 0x00, 0x5D, 0x00], 1, 1, "UTF-16 little-endian byte order mark"),
+    ]
+
+    @Test("rejects what RFC 8259 rejects, saying what was expected and where", arguments: rejections)
+    func rejects(_ rejection: Rejection) {
+        do {
+            _ = try JSONDocument(parsing: rejection.input)
+            Issue.record("accepted \(rejection)")
+        } catch {
+            #expect(error.location.line == rejection.line, "\(error)")
+            #expect(error.location.column == rejection.column, "\(error)")
+            #expect(error.message.contains(rejection.fragment), "\(error.message)")
+        }
+    }
+
+    @Test("nesting limit: accepts the limit, rejects one deeper, survives very deep input")
+    func depthLimit() throws {
+        func nested(_ depth: Int) -> [UInt8] {
+            Array(repeating: UInt8(ascii: "["), count: depth) + Array(repeating: UInt8(ascii: "]"), count: depth)
+        }
+        _ = try JSONDocument(parsing: nested(512))
+        #expect(throws: JSONParseError.self) { try JSONDocument(parsing: nested(513)) }
+        do {
+            _ = try JSONDocument(parsing: nested(1_000_000))
+            Issue.record("accepted a million levels")
+        } catch {
+            #expect(error.reason == .tooDeep(limit: 512))
+            #expect(error.location.column == 513)
+        }
+        let shallow = JSONParser(options: .init(maximumDepth: 2))
+        #expect(throws: JSONParseError.self) { try shallow.parse(Array("[[[]]]".utf8)) }
+        _ = try shallow.parse(Array("[[]]".utf8))
+    }
+
+    @Test("size limit")
+    func sizeLimit() throws {
+        let parser = JSONParser(options: .init(maximumInputSize: 8))
+        _ = try parser.parse(Array("[1,2,3]".utf8))
+        do {
+            _ = try parser.parse(Array("[1,2,3,4]".utf8))
+            Issue.record("accepted 9 bytes")
+        } catch {
+            #expect(error.reason == .tooLarge(size: 9, limit: 8))
+            #expect(error.message == "input is 9 bytes, over the 8-byte limit")
+        }
+    }
+
+    @Test("error description is LINE:COLUMN: message")
+    func errorDescription() {
+        do {
+            _ = try JSONDocument(parsing: "{\n\"a\" 1}")
+        } catch {
+            #expect(error.description == "2:5: expected ':' after an object key, found '1'")
+        }
+    }
+}

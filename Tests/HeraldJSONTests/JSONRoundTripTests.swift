@@ -1,0 +1,79 @@
+import HeraldJSON
+import Testing
+
+@Suite("JSON round trips")
+struct JSONRoundTripTests {
+    @Test("parse then write reproduces compact canonical text byte for byte", arguments: 0..<40)
+    func compactIsFixedPoint(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed))
+        for _ in 0..<50 {
+            let value = random.value()
+            let compact = value.compactBytes()
+            let document = try JSONDocument(parsing: compact)
+            #expect(document.compactBytes() == compact)
+            #expect(document.root.value == value)
+        }
+    }
+
+    @Test("any spelling of a value writes the same compact form", arguments: 0..<40)
+    func anySpellingNormalizes(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 1000)
+        for _ in 0..<50 {
+            let value = random.value()
+            let text = random.render(value)
+            let document = try JSONDocument(parsing: text)
+            #expect(document.root.value == value, "\(text)")
+            #expect(document.compactBytes() == value.compactBytes(), "\(text)")
+            // The pretty form is JSON for the same value too.
+            let pretty = try JSONDocument(parsing: document.prettyBytes())
+            #expect(pretty.root.value == value)
+            #expect(pretty.compactBytes() == value.compactBytes())
+        }
+    }
+
+    @Test("pointers: escaping, resolution and the path to every node", arguments: 0..<10)
+    func pointers(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 5000)
+        for _ in 0..<50 {
+            let value = random.value()
+            let document = try JSONDocument(parsing: value.compactBytes())
+            // Every value's pointer resolves to it. With duplicate keys a pointer names the last
+            // member, so a value under an earlier duplicate resolves to its namesake or nothing.
+            let shadowing = Self.hasDuplicateKeys(value)
+            for index in 0..<document.valueCount * 2 {
+                guard let node = document.node(at: index) else { continue }
+                let pointer = document.pointer(to: node)
+                #expect(JSONPointer(parsing: pointer.description) == pointer)
+                guard let resolved = document.resolve(pointer) else {
+                    if !shadowing { Issue.record("pointer \(pointer) did not resolve") }
+                    continue
+                }
+                #expect(document.pointer(to: resolved) == pointer)
+                if !shadowing { #expect(resolved.index == node.index) }
+            }
+        }
+    }
+
+    static func hasDuplicateKeys(_ value: JSONValue) -> Bool {
+        switch value {
+        case .array(let elements): return elements.contains(where: hasDuplicateKeys)
+        case .object(let object):
+            return !object.duplicateKeys.isEmpty || object.members.contains { hasDuplicateKeys($0.value) }
+        default: return false
+        }
+    }
+
+    @Test("pointer syntax")
+    func pointerSyntax() throws {
+        let pointer = JSONPointer(tokens: ["a/b", "m~n", "0", ""])
+        #expect(pointer.description == "/a~1b/m~0n/0/")
+        #expect(JSONPointer(parsing: "/a~1b/m~0n/0/") == pointer)
+        #expect(JSONPointer(parsing: "a") == nil)
+        #expect(JSONPointer(parsing: "/~2") == nil)
+        #expect(JSONPointer(parsing: "")?.tokens == [])
+        let document = try JSONDocument(parsing: #"{"a/b":{"m~n":[{"":7}]}}"#)
+        #expect(document.resolve(pointer)?.int64Value == 7)
+        #expect(document.resolve("/a~1b/m~0n/01") == nil)
+        #expect(document.resolve("/a~1b/m~0n/1") == nil)
+    }
+}
