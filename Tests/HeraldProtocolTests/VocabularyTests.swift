@@ -1,0 +1,212 @@
+import HeraldProtocol
+import Testing
+
+@Suite("Push types and topics")
+struct PushTypeTests {
+    @Test("all eleven push types of reference §1.3")
+    func elevenTypes() {
+        #expect(PushType.allCases.map(\.rawValue).sorted() == [
+            "alert", "background", "complication", "controls", "fileprovider", "liveactivity", "location", "mdm",
+            "pushtotalk", "voip", "widgets",
+        ])
+        #expect(PushType(rawValue: "Alert") == nil)
+        #expect(PushType(rawValue: "liveActivity") == nil)
+    }
+
+    @Test("topics for a bundle ID", arguments: [
+        (PushType.alert, "com.example.app"),
+        (.background, "com.example.app"),
+        (.complication, "com.example.app.complication"),
+        (.controls, "com.example.app.push-type.controls"),
+        (.fileprovider, "com.example.app.pushkit.fileprovider"),
+        (.liveactivity, "com.example.app.push-type.liveactivity"),
+        (.location, "com.example.app.location-query"),
+        (.pushtotalk, "com.example.app.voip-ptt"),
+        (.voip, "com.example.app.voip"),
+        (.widgets, "com.example.app.push-type.widgets"),
+    ])
+    func topics(_ type: PushType, _ topic: String) {
+        #expect(type.topic(forBundleID: "com.example.app") == topic)
+        let implied = PushType.implied(byTopic: topic)
+        if type == .alert || type == .background {
+            #expect(implied == nil)
+        } else {
+            #expect(implied == type)
+        }
+    }
+
+    @Test("suffix inference picks the longest suffix and needs a bundle ID before it")
+    func inference() {
+        #expect(PushType.implied(byTopic: "com.x.voip-ptt") == .pushtotalk)
+        #expect(PushType.implied(byTopic: "com.x.voip") == .voip)
+        #expect(PushType.implied(byTopic: ".voip") == nil)
+        #expect(PushType.implied(byTopic: "com.x.voipish") == nil)
+        #expect(PushType.mdm.topic(forBundleID: "com.x") == nil)
+    }
+
+    @Test("payload limits: 4096, 5120 for voip and for broadcasts")
+    func limits() {
+        for type in PushType.allCases {
+            #expect(type.payloadLimit == (type == .voip ? 5120 : 4096))
+            #expect(PayloadLimit.limit(for: type, endpoint: .broadcast) == 5120)
+        }
+        #expect(PayloadLimit.limit(for: nil) == 4096)
+        #expect(PayloadLimit.legacyBinary == 2048)
+    }
+
+    @Test("token-only types, platform gaps and the background priority rule")
+    func facts() {
+        #expect(PushType.allCases.filter(\.requiresTokenAuthentication) == [.fileprovider, .location])
+        #expect(PushType.liveactivity.unavailablePlatforms == [.watchOS, .macOS, .tvOS])
+        #expect(PushType.alert.unavailablePlatforms.isEmpty)
+        #expect(PushType.background.requiredPriority == .conservePower)
+        #expect(PushType.alert.requiredPriority == nil)
+    }
+}
+
+@Suite("Headers and values")
+struct HeaderValueTests {
+    @Test("priorities: only 10, 5 and 1, written plainly")
+    func priorities() {
+        #expect(PushPriority(headerValue: "10") == .immediate)
+        #expect(PushPriority(headerValue: "5") == .conservePower)
+        #expect(PushPriority(headerValue: "1") == .lowPower)
+        for bad in ["0", "7", "05", "+5", " 5", "10.0", "", "high"] {
+            #expect(PushPriority(headerValue: bad) == nil, "\(bad)")
+        }
+        #expect(PushPriority.default == .immediate)
+    }
+
+    @Test("device tokens: lowercase, even hex, 32 to 100 bytes")
+    func deviceTokens() throws {
+        let upper = String(repeating: "AB", count: 32)
+        let token = try DeviceToken(hex: upper)
+        #expect(token.hex == String(repeating: "ab", count: 32))
+        #expect(token.bytes == Array(repeating: 0xAB, count: 32))
+        #expect(token.isConventionalLength)
+        #expect(try DeviceToken(bytes: token.bytes) == token)
+        #expect(try DeviceToken(hex: String(repeating: "0", count: 200)).byteCount == 100)
+        #expect(try !DeviceToken(hex: String(repeating: "0", count: 66)).isConventionalLength)
+
+        #expect(DeviceToken.problem(with: "") == .empty)
+        #expect(DeviceToken.problem(with: String(repeating: "a", count: 63)) == .oddLength(digits: 63))
+        #expect(DeviceToken.problem(with: "ab cd") == .invalidCharacter(" ", position: 2))
+        #expect(DeviceToken.problem(with: String(repeating: "ab", count: 16)) == .unexpectedLength(bytes: 16))
+        #expect(DeviceToken.problem(with: String(repeating: "ab", count: 101)) == .unexpectedLength(bytes: 101))
+        #expect(DeviceTokenError.invalidCharacter("g", position: 4).description.contains("position 5"))
+    }
+
+    @Test("apns-id: canonical lowercase UUIDs")
+    func apnsID() throws {
+        let id = try APNsID(parsing: "123E4567-E89B-12D3-A456-4266554400A0")
+        #expect(id.uuidString == "123e4567-e89b-12d3-a456-4266554400a0")
+        #expect(APNsID.isCanonical("123e4567-e89b-12d3-a456-4266554400a0"))
+        #expect(!APNsID.isCanonical("123E4567-E89B-12D3-A456-4266554400A0"))
+        #expect(throws: APNsIDError.wrongLength(32)) { try APNsID(parsing: "123e4567e89b12d3a4564266554400a0") }
+        #expect(throws: APNsIDError.expectedHyphen(position: 8)) { try APNsID(parsing: "123e4567xe89b-12d3-a456-4266554400a0") }
+        #expect(throws: APNsIDError.expectedHexDigit(position: 0)) { try APNsID(parsing: "g23e4567-e89b-12d3-a456-4266554400a0") }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let random = APNsID.random(using: &generator)
+            #expect(APNsID.isCanonical(random.uuidString))
+            #expect(Array(random.uuidString)[14] == "4")
+        }
+    }
+
+    @Test("collapse id: at most 64 UTF-8 bytes")
+    func collapseID() throws {
+        _ = try CollapseID(String(repeating: "a", count: 64))
+        #expect(throws: CollapseIDError.tooLong(bytes: 65)) { try CollapseID(String(repeating: "a", count: 65)) }
+        // 22 Hangul syllables are 66 bytes though only 22 characters.
+        #expect(throws: CollapseIDError.tooLong(bytes: 66)) { try CollapseID(String(repeating: "안", count: 22)) }
+        #expect(throws: CollapseIDError.empty) { try CollapseID("") }
+    }
+
+    @Test("expiration: epoch seconds or 0")
+    func expiration() throws {
+        #expect(try Expiration(headerValue: "0") == .immediately)
+        #expect(try Expiration(headerValue: "1767225600") == .at(epochSeconds: 1_767_225_600))
+        #expect(try Expiration(headerValue: "1767225600000").looksLikeMilliseconds)
+        #expect(try !Expiration(headerValue: "1767225600").looksLikeMilliseconds)
+        #expect(throws: ExpirationError.notDigits("-1")) { try Expiration(headerValue: "-1") }
+        #expect(throws: ExpirationError.notDigits("1.5")) { try Expiration(headerValue: "1.5") }
+        #expect(throws: ExpirationError.empty) { try Expiration(headerValue: "") }
+        #expect(throws: ExpirationError.outOfRange("99999999999999999999")) { try Expiration(headerValue: "99999999999999999999") }
+    }
+
+    @Test("environments, hosts and paths")
+    func environments() throws {
+        #expect(APNsEnvironment.production.host == "api.push.apple.com")
+        #expect(APNsEnvironment.sandbox.host == "api.sandbox.push.apple.com")
+        #expect(APNsEnvironment(host: "api.development.push.apple.com") == .sandbox)
+        #expect(APNsEnvironment(host: "API.PUSH.APPLE.COM") == .production)
+        #expect(APNsEnvironment(host: "example.com") == nil)
+        #expect(APNsEnvironment.sandbox.channelManagementPort == 2195)
+        #expect(APNsEnvironment.production.channelManagementPort == 2196)
+        let token = try DeviceToken(hex: String(repeating: "0f", count: 32))
+        #expect(APNsPath.device(token) == "/3/device/" + String(repeating: "0f", count: 32))
+        #expect(APNsPath.allChannels(bundleID: "com.x") == "/1/apps/com.x/all-channels")
+    }
+}
+
+@Suite("Reasons")
+struct ReasonTests {
+    static let deviceReasons: [(String, Int)] = [
+        ("BadCollapseId", 400), ("BadDeviceToken", 400), ("BadExpirationDate", 400), ("BadMessageId", 400),
+        ("BadPriority", 400), ("BadTopic", 400), ("DeviceTokenNotForTopic", 400), ("DuplicateHeaders", 400),
+        ("IdleTimeout", 400), ("InvalidPushType", 400), ("MissingDeviceToken", 400), ("MissingTopic", 400),
+        ("PayloadEmpty", 400), ("TopicDisallowed", 400), ("BadCertificate", 403), ("BadCertificateEnvironment", 403),
+        ("ExpiredProviderToken", 403), ("Forbidden", 403), ("InvalidProviderToken", 403), ("MissingProviderToken", 403),
+        ("UnrelatedKeyIdInToken", 403), ("BadEnvironmentKeyIdInToken", 403), ("BadPath", 404), ("MethodNotAllowed", 405),
+        ("ExpiredToken", 410), ("Unregistered", 410), ("PayloadTooLarge", 413), ("TooManyProviderTokenUpdates", 429),
+        ("TooManyRequests", 429), ("InternalServerError", 500), ("ServiceUnavailable", 503), ("Shutdown", 503),
+    ]
+
+    @Test("the 32 documented device reasons with their statuses")
+    func deviceReasonTable() {
+        #expect(Self.deviceReasons.count == 32)
+        for (string, status) in Self.deviceReasons {
+            let reason = APNsReason(rawValue: string)
+            #expect(reason.isKnown, "\(string)")
+            #expect(reason.status == status, "\(string)")
+            #expect(reason.info?.endpoints.contains(.device) == true, "\(string)")
+            #expect(reason.info?.isDocumented == true)
+        }
+        let documentedDevice = APNsReason.all.filter { $0.info!.endpoints.contains(.device) && $0.info!.isDocumented }
+        #expect(documentedDevice.count == 32)
+    }
+
+    @Test("broadcast reasons and the observed spelling")
+    func broadcastReasons() {
+        for string in ["FeatureNotEnabled", "MissingChannelId", "BadChannelId", "ChannelNotRegistered", "BadRequestParams",
+                       "BadRequestPayload", "MissingPushType", "CannotCreateChannelConfig"] {
+            #expect(APNsReason(rawValue: string).status == 400, "\(string)")
+            #expect(APNsReason(rawValue: string).info?.endpoints == [.broadcast])
+        }
+        #expect(APNsReason.topicMismatch.status == 403)
+        #expect(APNsReason.badEnvironmentKeyInToken.status == 403)
+        #expect(APNsReason.badEnvironmentKeyInToken.info?.isDocumented == false)
+        #expect(Set(APNsReason.all).count == APNsReason.all.count)
+    }
+
+    @Test("unknown reasons are kept verbatim")
+    func unknown() {
+        let reason = APNsReason(rawValue: "SomethingNew")
+        #expect(!reason.isKnown)
+        #expect(reason.status == nil)
+        #expect(reason.description == "SomethingNew")
+    }
+
+    @Test("Apple's retry guidance")
+    func retry() {
+        for never in [APNsReason.badDeviceToken, .deviceTokenNotForTopic, .forbidden, .expiredToken, .unregistered, .payloadTooLarge] {
+            #expect(never.retry == .doNotRetry, "\(never)")
+        }
+        #expect(APNsReason.tooManyRequests.retry == .retryAfterDelay)
+        #expect(APNsReason.internalServerError.retry == .retryWithBackoff)
+        #expect(APNsReason.expiredProviderToken.retry == .refreshProviderTokenAndRetry)
+        #expect(APNsReason.badTopic.retry == .retryAfterFixingRequest)
+        #expect(APNsStatus.meaning(of: 413) != nil)
+        #expect(APNsStatus.meaning(of: 418) == nil)
+    }
+}
