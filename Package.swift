@@ -35,9 +35,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON"]),
+        // Shared by the test targets: fixture paths and seeded generators.
+        .target(name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload"], path: "Tests/HeraldTestSupport"),
+        .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
-        .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald"]),
+        .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),
     ]
 )

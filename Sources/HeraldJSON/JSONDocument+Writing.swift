@@ -5,7 +5,8 @@ extension JSONDocument {
     ///
     /// For a source already in compact canonical form the output is byte-for-byte the source.
     public func write<Output: JSONOutput>(to output: inout Output, style: JSONWriterStyle = .compact) {
-        var writer = JSONWriter(output: output, style: style)
+        // `consume` hands the caller's buffer to the writer without a copy-on-write copy.
+        var writer = JSONWriter(output: consume output, style: style)
         bytes.withUnsafeBytes { source in
             var cursor = 0
             writeValue(&cursor, source: source, writer: &writer)
@@ -84,7 +85,7 @@ extension JSONDocument {
 extension JSONValue {
     /// Writes the value into `output`.
     public func write<Output: JSONOutput>(to output: inout Output, style: JSONWriterStyle = .compact) {
-        var writer = JSONWriter(output: output, style: style)
+        var writer = JSONWriter(output: consume output, style: style)
         writer.value(self)
         output = writer.output
     }

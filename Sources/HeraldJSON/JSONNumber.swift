@@ -139,10 +139,18 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible,
         return index == count
     }
 
+    /// The value as an integer if it is whole and at most 2^53 in magnitude (where every integer
+    /// is exactly representable), so it can be written without a fraction.
+    @usableFromInline
+    static func exactInteger(_ value: Double) -> Int64? {
+        guard value.rounded() == value, value.magnitude <= 9_007_199_254_740_992 else { return nil }
+        return Int64(value)
+    }
+
     /// The shortest JSON text for a finite `Double`.
     static func shortestText(_ value: Double) -> String {
-        if value.rounded() == value, value.magnitude <= 9_007_199_254_740_992 {
-            return String(Int64(value))
+        if let integer = exactInteger(value) {
+            return String(integer)
         }
         // Swift prints the shortest text that round-trips; it is valid JSON for finite values
         // ("0.1", "1e-05", "1.5e+300").

@@ -32,6 +32,30 @@ public struct JSONParser: Sendable {
         self.options = options
     }
 
+    /// Every syntax error in `bytes` that can be found in one pass, in order; empty for valid
+    /// JSON.
+    ///
+    /// Where a comma is missing between members or elements, the parser records the error and
+    /// carries on as if the comma were there, so one run reports a missing comma and the
+    /// typographic quote after it. Any other error ends the pass.
+    public func diagnose(_ bytes: [UInt8]) -> [JSONParseError] {
+        if bytes.count > options.maximumInputSize {
+            return [JSONParseError(
+                reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
+                location: SourceLocation(offset: 0, line: 1, column: 1))]
+        }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
+            scanner.recovering = true
+            do throws(JSONParseError) {
+                try scanner.parseDocument()
+            } catch {
+                scanner.recovered.append(error)
+            }
+            return scanner.recovered
+        }
+    }
+
     /// Parses one JSON text.
     public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONDocument {
         if bytes.count > options.maximumInputSize {
@@ -63,6 +87,9 @@ private struct Scanner {
     var position = 0
     var depth = 0
     var tape: [JSONTapeEntry] = []
+    /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
+    var recovering = false
+    var recovered: [JSONParseError] = []
 
     init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.buffer = buffer
@@ -184,6 +211,11 @@ private struct Scanner {
             case UInt8(ascii: "}"):
                 closeContainer(at: index, count: count)
                 return
+            case quote:
+                // The next key follows without a comma.
+                let error = unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?")
+                guard recovering else { throw error }
+                recovered.append(error)
             default:
                 throw unexpected(expected: "',' or '}' after an object member")
             }
@@ -215,6 +247,12 @@ private struct Scanner {
             case UInt8(ascii: "]"):
                 closeContainer(at: index, count: count)
                 return
+            case quote, UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                // The next element follows without a comma.
+                let error = unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?")
+                guard recovering else { throw error }
+                recovered.append(error)
             default:
                 throw unexpected(expected: "',' or ']' after an array element")
             }

@@ -119,6 +119,21 @@ public struct JSONWriter<Output: JSONOutput> {
         Self.writeInteger(Int64(value), to: &output)
     }
 
+    /// Writes a finite `Double` in its shortest form (see ``JSONNumber/init(_:)-(Double)``).
+    ///
+    /// - Precondition: `value.isFinite`; JSON has no NaN or infinity.
+    @inlinable
+    public mutating func double(_ value: Double) {
+        precondition(value.isFinite, "JSON cannot represent \(value)")
+        prepareForValue()
+        if let integer = JSONNumber.exactInteger(value) {
+            Self.writeInteger(integer, to: &output)
+        } else {
+            var text = value.description
+            text.withUTF8 { output.write(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     /// Writes `true` or `false`.
     @inlinable
     public mutating func bool(_ value: Bool) {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldJSON
+import HeraldTestSupport
 import Testing
 
 /// Herald's parser against Foundation's `JSONSerialization` on the same generated inputs.

@@ -98,9 +98,9 @@ struct JSONParserTests {
         Rejection("   ", 1, 4, "expected a JSON value"),
         Rejection("{\"a\":1,}", 1, 8, "trailing comma before '}' is not allowed"),
         Rejection("[1,]", 1, 4, "trailing comma before ']' is not allowed"),
-        Rejection("[1 2]", 1, 4, "expected ',' or ']' after an array element, found '2'"),
+        Rejection("[1 2]", 1, 4, "expected ',' or ']' after an array element, found '2' (is a ',' missing before this element?)"),
         Rejection("{\"a\" 1}", 1, 6, "expected ':' after an object key, found '1'"),
-        Rejection("{\"a\":1 \"b\":2}", 1, 8, "expected ',' or '}' after an object member, found '\"'"),
+        Rejection("{\"a\":1 \"b\":2}", 1, 8, "expected ',' or '}' after an object member, found '\"' (is a ',' missing before this key?)"),
         Rejection("{a:1}", 1, 2, "object keys and strings must be quoted"),
         Rejection("{'a':1}", 1, 2, "JSON strings use straight double quotes"),
         Rejection("[\"a\" // c\n]", 1, 6, "comments are not allowed"),
@@ -179,6 +179,16 @@ struct JSONParserTests {
             #expect(error.reason == .tooLarge(size: 9, limit: 8))
             #expect(error.message == "input is 9 bytes, over the 8-byte limit")
         }
+    }
+
+    @Test("diagnose reports a missing comma and carries on to the next error")
+    func diagnose() {
+        let text = "{\n\"a\" : 1\n\"b\" : [1 2],\n\"c\" : “x\"\n}"
+        let errors = JSONParser().diagnose(Array(text.utf8))
+        #expect(errors.map(\.location.description) == ["3:1", "3:10", "4:7"])
+        #expect(errors.last?.message.contains("typographic quotes") == true)
+        #expect(JSONParser().diagnose(Array("{\"a\":[1,2]}".utf8)).isEmpty)
+        #expect(JSONParser().diagnose(Array("[1 2 3]".utf8)).count == 2)
     }
 
     @Test("error description is LINE:COLUMN: message")

@@ -1,4 +1,5 @@
 import HeraldJSON
+import HeraldTestSupport
 import Testing
 
 @Suite("JSON round trips")
@@ -39,7 +40,7 @@ struct JSONRoundTripTests {
             let document = try JSONDocument(parsing: value.compactBytes())
             // Every value's pointer resolves to it. With duplicate keys a pointer names the last
             // member, so a value under an earlier duplicate resolves to its namesake or nothing.
-            let shadowing = Self.hasDuplicateKeys(value)
+            let shadowing = value.containsDuplicateKeys
             for index in 0..<document.valueCount * 2 {
                 guard let node = document.node(at: index) else { continue }
                 let pointer = document.pointer(to: node)
@@ -51,15 +52,6 @@ struct JSONRoundTripTests {
                 #expect(document.pointer(to: resolved) == pointer)
                 if !shadowing { #expect(resolved.index == node.index) }
             }
-        }
-    }
-
-    static func hasDuplicateKeys(_ value: JSONValue) -> Bool {
-        switch value {
-        case .array(let elements): return elements.contains(where: hasDuplicateKeys)
-        case .object(let object):
-            return !object.duplicateKeys.isEmpty || object.members.contains { hasDuplicateKeys($0.value) }
-        default: return false
         }
     }
 

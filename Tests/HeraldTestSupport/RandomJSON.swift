@@ -1,12 +1,12 @@
 import HeraldJSON
 
 /// A small deterministic generator (SplitMix64), so a failing case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,14 +16,14 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// Generates JSON values, and source texts for them with varied whitespace and escape spellings.
-struct RandomJSON {
-    var rng: SeededGenerator
+public struct RandomJSON {
+    public var rng: SeededGenerator
 
-    init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
+    public init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
 
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
+    public mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
 
-    mutating func value(depth: Int = 0) -> JSONValue {
+    public mutating func value(depth: Int = 0) -> JSONValue {
         let roll = Int.random(in: 0..<(depth >= 4 ? 5 : 7), using: &rng)
         switch roll {
         case 0: return .null
@@ -43,7 +43,7 @@ struct RandomJSON {
         }
     }
 
-    mutating func number() -> JSONNumber {
+    public mutating func number() -> JSONNumber {
         switch Int.random(in: 0..<8, using: &rng) {
         case 0: return JSONNumber(Int.random(in: -10...10, using: &rng))
         case 1: return JSONNumber(Int64.random(in: .min ... .max, using: &rng))
@@ -56,12 +56,12 @@ struct RandomJSON {
         }
     }
 
-    static let alphabet: [Unicode.Scalar] = [
+    public static let alphabet: [Unicode.Scalar] = [
         "a", "b", "Z", "0", " ", "-", "_", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "\u{7F}", "é", "ß",
         "안", "녕", "😀", "𝝁", "\u{2028}", "~", "“",
     ]
 
-    mutating func string(maxLength: Int = 12) -> String {
+    public mutating func string(maxLength: Int = 12) -> String {
         var scalars = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...maxLength, using: &rng) {
             scalars.append(Self.alphabet.randomElement(using: &rng)!)
@@ -71,7 +71,7 @@ struct RandomJSON {
 
     /// A source text for `value`: random whitespace, and each character spelled raw or escaped
     /// in any way JSON allows.
-    mutating func render(_ value: JSONValue) -> String {
+    public mutating func render(_ value: JSONValue) -> String {
         var out = ""
         render(value, into: &out)
         return out
@@ -144,7 +144,7 @@ struct RandomJSON {
     }
 
     /// Damages a text: deletes, inserts or replaces a few bytes, or cuts it short.
-    mutating func mutate(_ bytes: [UInt8]) -> [UInt8] {
+    public mutating func mutate(_ bytes: [UInt8]) -> [UInt8] {
         var bytes = bytes
         let interesting: [UInt8] = Array("{}[],:\"\\ -.0123456789eEtfnu/*'".utf8) + [0x00, 0x01, 0x0A, 0x7F, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
@@ -161,5 +161,17 @@ struct RandomJSON {
             }
         }
         return bytes
+    }
+}
+
+extension JSONValue {
+    /// Whether any object in the value has a key twice.
+    public var containsDuplicateKeys: Bool {
+        switch self {
+        case .array(let elements): return elements.contains { $0.containsDuplicateKeys }
+        case .object(let object):
+            return !object.duplicateKeys.isEmpty || object.members.contains { $0.value.containsDuplicateKeys }
+        default: return false
+        }
     }
 }

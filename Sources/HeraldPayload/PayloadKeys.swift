@@ -1,0 +1,256 @@
+/// The keys Apple defines inside `aps`, legacy and current, each spelled once.
+///
+/// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
+/// Table 1 (seeds 000 and 001), the Live Activity keys of reference §5, and `content-changed`
+/// for widgets and controls (reference §1.3).
+public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+    /// `alert`: a string (the body) or a dictionary (``AlertKey``).
+    case alert
+    /// `badge`: the number on the app icon; `0` clears it.
+    case badge
+    /// `sound`: a file name, `"default"`, or a critical-alert dictionary (``SoundKey``).
+    case sound
+    /// `thread-id`: groups related notifications.
+    case threadID
+    /// `category`: a registered `UNNotificationCategory` identifier (actions).
+    case category
+    /// `content-available`: `1` wakes the app in the background.
+    case contentAvailable
+    /// `mutable-content`: `1` runs the notification service extension first.
+    case mutableContent
+    /// `target-content-id`: the window to bring forward.
+    case targetContentID
+    /// `interruption-level`: `passive`, `active`, `time-sensitive` or `critical`.
+    case interruptionLevel
+    /// `relevance-score`: 0 to 1 (any number for Live Activities).
+    case relevanceScore
+    /// `filter-criteria`: a Focus filter.
+    case filterCriteria
+    /// `timestamp`: when a Live Activity update was sent (epoch seconds).
+    case timestamp
+    /// `event`: `start`, `update` or `end` of a Live Activity.
+    case event
+    /// `content-state`: a Live Activity's dynamic content.
+    case contentState
+    /// `stale-date`: when a Live Activity becomes stale (epoch seconds).
+    case staleDate
+    /// `dismissal-date`: when an ended Live Activity is removed (epoch seconds).
+    case dismissalDate
+    /// `attributes-type`: the `ActivityAttributes` type name, on start.
+    case attributesType
+    /// `attributes`: the static attributes, on start.
+    case attributes
+    /// `input-push-token`: `1` asks a started activity for an update token (iOS 18).
+    case inputPushToken
+    /// `input-push-channel`: a broadcast channel to subscribe a started activity to (iOS 18).
+    case inputPushChannel
+    /// `content-changed`: `true` reloads a widget or control.
+    case contentChanged
+
+    /// The key as written in JSON.
+    public var name: StaticString {
+        switch self {
+        case .alert: "alert"
+        case .badge: "badge"
+        case .sound: "sound"
+        case .threadID: "thread-id"
+        case .category: "category"
+        case .contentAvailable: "content-available"
+        case .mutableContent: "mutable-content"
+        case .targetContentID: "target-content-id"
+        case .interruptionLevel: "interruption-level"
+        case .relevanceScore: "relevance-score"
+        case .filterCriteria: "filter-criteria"
+        case .timestamp: "timestamp"
+        case .event: "event"
+        case .contentState: "content-state"
+        case .staleDate: "stale-date"
+        case .dismissalDate: "dismissal-date"
+        case .attributesType: "attributes-type"
+        case .attributes: "attributes"
+        case .inputPushToken: "input-push-token"
+        case .inputPushChannel: "input-push-channel"
+        case .contentChanged: "content-changed"
+        }
+    }
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
+
+    /// `true` for keys that only Live Activity pushes use.
+    public var isLiveActivityKey: Bool {
+        switch self {
+        case .timestamp, .event, .contentState, .staleDate, .dismissalDate, .attributesType, .attributes,
+             .inputPushToken, .inputPushChannel: true
+        default: false
+        }
+    }
+
+    /// The key named `name`, if Apple defines it.
+    public init?(_ name: String) {
+        guard let key = Self.table.lookup(name) else { return nil }
+        self = key
+    }
+
+    /// The key whose UTF-8 spelling is `bytes`, without allocating.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let key = Self.table.lookup(bytes) else { return nil }
+        self = key
+    }
+
+    static let table = KeyTable(allCases.map { ($0.name, $0) })
+}
+
+/// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
+/// legacy keys libraries still send, reference §8.1).
+public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+    /// `title`.
+    case title
+    /// `subtitle` (iOS 10).
+    case subtitle
+    /// `body`.
+    case body
+    /// `launch-image`.
+    case launchImage
+    /// `title-loc-key`: string or null.
+    case titleLocKey
+    /// `title-loc-args`: array of strings or null.
+    case titleLocArgs
+    /// `subtitle-loc-key`.
+    case subtitleLocKey
+    /// `subtitle-loc-args`.
+    case subtitleLocArgs
+    /// `loc-key`.
+    case locKey
+    /// `loc-args`.
+    case locArgs
+    /// `action-loc-key` (legacy): string or null; null means no action button.
+    case actionLocKey
+    /// `action` (legacy).
+    case action
+    /// `summary-arg` (legacy, iOS 12 summaries).
+    case summaryArg
+    /// `summary-arg-count` (legacy).
+    case summaryArgCount
+    /// `sound`: inside a Live Activity alert (reference §5).
+    case sound
+
+    /// The key as written in JSON.
+    public var name: StaticString {
+        switch self {
+        case .title: "title"
+        case .subtitle: "subtitle"
+        case .body: "body"
+        case .launchImage: "launch-image"
+        case .titleLocKey: "title-loc-key"
+        case .titleLocArgs: "title-loc-args"
+        case .subtitleLocKey: "subtitle-loc-key"
+        case .subtitleLocArgs: "subtitle-loc-args"
+        case .locKey: "loc-key"
+        case .locArgs: "loc-args"
+        case .actionLocKey: "action-loc-key"
+        case .action: "action"
+        case .summaryArg: "summary-arg"
+        case .summaryArgCount: "summary-arg-count"
+        case .sound: "sound"
+        }
+    }
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
+
+    /// `true` for keys Apple dropped from the current table.
+    public var isLegacy: Bool {
+        switch self {
+        case .actionLocKey, .action, .summaryArg, .summaryArgCount: true
+        default: false
+        }
+    }
+
+    /// The key named `name`.
+    public init?(_ name: String) {
+        guard let key = Self.table.lookup(name) else { return nil }
+        self = key
+    }
+
+    /// The key whose UTF-8 spelling is `bytes`, without allocating.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let key = Self.table.lookup(bytes) else { return nil }
+        self = key
+    }
+
+    static let table = KeyTable(allCases.map { ($0.name, $0) })
+}
+
+/// The keys of the critical-alert `sound` dictionary (seed Table 3).
+public enum SoundKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+    /// `critical`: `1` for a critical alert.
+    case critical
+    /// `name`: the sound file, or `"default"`.
+    case name
+    /// `volume`: 0 (silent) to 1 (full).
+    case volume
+
+    /// The key as written in JSON.
+    public var name: StaticString {
+        switch self {
+        case .critical: "critical"
+        case .name: "name"
+        case .volume: "volume"
+        }
+    }
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
+
+    /// The key named `name`.
+    public init?(_ name: String) {
+        guard let key = Self.table.lookup(name) else { return nil }
+        self = key
+    }
+
+    /// The key whose UTF-8 spelling is `bytes`.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let key = Self.table.lookup(bytes) else { return nil }
+        self = key
+    }
+
+    static let table = KeyTable(allCases.map { ($0.name, $0) })
+}
+
+/// Top-level payload keys with a meaning to Apple's tools.
+public enum PayloadKey {
+    /// `aps`: Apple's dictionary.
+    public static let aps: StaticString = "aps"
+    /// `Simulator Target Bundle`: read by `xcrun simctl push` and `.apns` files; ignored by APNs.
+    public static let simulatorTargetBundle: StaticString = "Simulator Target Bundle"
+    /// `mdm`: the PushMagic string of an MDM push.
+    public static let mdm: StaticString = "mdm"
+}
+
+/// Maps key spellings to keys by comparing bytes, bucketed by length: no hashing, no allocation.
+struct KeyTable<Key: Sendable>: Sendable {
+    private var buckets: [[(bytes: [UInt8], key: Key)]]
+
+    init(_ entries: [(StaticString, Key)]) {
+        let longest = entries.map { $0.0.utf8CodeUnitCount }.max() ?? 0
+        buckets = Array(repeating: [], count: longest + 1)
+        for (name, key) in entries {
+            let bytes = Array(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            buckets[bytes.count].append((bytes, key))
+        }
+    }
+
+    func lookup(_ bytes: UnsafeRawBufferPointer) -> Key? {
+        guard bytes.count < buckets.count else { return nil }
+        for entry in buckets[bytes.count] where entry.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
+            return entry.key
+        }
+        return nil
+    }
+
+    func lookup(_ name: String) -> Key? {
+        var name = name
+        return name.withUTF8 { lookup(UnsafeRawBufferPointer($0)) }
+    }
+}

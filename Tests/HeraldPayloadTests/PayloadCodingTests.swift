@@ -1,0 +1,155 @@
+import HeraldJSON
+import HeraldPayload
+import HeraldTestSupport
+import Testing
+
+@Suite("Payload encoding and decoding")
+struct PayloadCodingTests {
+    @Test("the builder writes the seed's Listing 1 byte for byte")
+    func builderMatchesListing1() throws {
+        let payload = Payload.alert(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker")
+            .category("GAME_INVITATION")
+            .custom("gameID", "12345678")
+        let listing = try JSONDocument(parsing: Fixtures.bytes("seeds/listing-1-alert.json"))
+        #expect(try payload.encode() == listing.compactBytes())
+        #expect(try payload.encodedString() == #"{"aps":{"alert":{"title":"Game Request","subtitle":"Five Card Draw","body":"Bob wants to play poker"},"category":"GAME_INVITATION"},"gameID":"12345678"}"#)
+    }
+
+    @Test("the builder writes the older guide's examples byte for byte")
+    func builderMatchesLegacyExamples() throws {
+        let example2 = Payload(aps: APS(
+            alert: .content(AlertContent(title: "Game Request", body: "Bob wants to play poker", actionLocKey: "PLAY")),
+            badge: 5))
+            .custom("acme1", "bar")
+            .custom("acme2", ["bang", "whiz"])
+        #expect(try example2.encode() == JSONDocument(parsing: Fixtures.bytes("seeds/legacy-example-2.json")).compactBytes())
+
+        let example4 = Payload.localizedAlert(key: "GAME_PLAY_REQUEST_FORMAT", arguments: ["Jenna", "Frank"])
+            .sound("chime.aiff")
+            .custom("acme", "foo")
+        #expect(try example4.encode() == JSONDocument(parsing: Fixtures.bytes("seeds/legacy-example-4.json")).compactBytes())
+    }
+
+    @Test("every seed example decodes, and encodes back to the same JSON", arguments: Fixtures.seedPayloads)
+    func seedRoundTrip(_ path: String) throws {
+        let document = try JSONDocument(parsing: Fixtures.bytes(path))
+        let payload = try Payload(document: document)
+        let encoded = try payload.encode()
+        let reparsed = try JSONDocument(parsing: encoded)
+        #expect(reparsed.root.value.isEquivalent(to: document.root.value))
+        #expect(try Payload(decoding: encoded) == payload)
+        #expect(try payload.encodedSize() == encoded.count)
+    }
+
+    @Test("typed values from a seed example")
+    func typedValues() throws {
+        let payload = try Payload(decoding: Fixtures.bytes("seeds/legacy-example-2.json"))
+        guard case .content(let alert)? = payload.aps?.alert else {
+            Issue.record("alert is not a dictionary")
+            return
+        }
+        #expect(alert.title == .text("Game Request"))
+        #expect(alert.actionLocKey == .value("PLAY"))
+        #expect(payload.aps?.badge == 5)
+        #expect(payload.custom["acme2"] == ["bang", "whiz"])
+        #expect(payload.custom.keys == ["acme1", "acme2"])
+    }
+
+    @Test("random payloads: encode then decode gives an equal value", arguments: 0..<20)
+    func encodeDecode(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 31)
+        for _ in 0..<50 {
+            let payload = random.payload()
+            let bytes = try payload.encode()
+            #expect(try Payload(decoding: bytes) == payload, "\(String(decoding: bytes, as: UTF8.self))")
+            #expect(try payload.encodedSize() == bytes.count)
+        }
+    }
+
+    @Test("random documents: decode then encode gives a JSON-equal document", arguments: 0..<20)
+    func decodeEncode(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 77)
+        for _ in 0..<50 {
+            // A payload written with varied spelling, key order shuffled by the renderer's source.
+            let source = random.render(.object(try JSONDocument(parsing: random.payload().encode()).root.value.objectValue!))
+            let document = try JSONDocument(parsing: source)
+            let payload = try Payload(document: document)
+            let encoded = try JSONDocument(parsing: payload.encode())
+            #expect(encoded.root.value.isEquivalent(to: document.root.value), "\(source)")
+        }
+    }
+
+    @Test("unknown keys survive inside aps, alert and sound, in order")
+    func unknownKeysKept() throws {
+        let text = #"{"aps":{"alert":{"body":"b","x-alert":1},"sound":{"critical":1,"name":"s","x-sound":[true]},"content_available":1,"zz":null},"z":1,"a":2}"#
+        let payload = try Payload(decoding: text)
+        #expect(payload.aps?.otherKeys.keys == ["content_available", "zz"])
+        #expect(payload.aps?.alert?.asContent.otherKeys["x-alert"] == 1)
+        guard case .critical(let sound)? = payload.aps?.sound else {
+            Issue.record("sound is not a dictionary")
+            return
+        }
+        #expect(sound.otherKeys["x-sound"] == [true])
+        #expect(payload.custom.keys == ["z", "a"])
+        #expect(try payload.encodedString() == text)
+    }
+
+    @Test("non-ASCII is written as raw UTF-8 and counted in bytes")
+    func rawUTF8() throws {
+        let payload = Payload.alert(title: "게임 요청", body: "Bob님이 포커를 하고 싶어 합니다 😀").custom("url", "https://example.com/a/b")
+        let text = try payload.encodedString()
+        #expect(!text.contains("\\u"))
+        #expect(text.contains("https://example.com/a/b"))
+        #expect(try payload.encodedSize() == text.utf8.count)
+        #expect(text.utf8.count > text.count)
+    }
+
+    @Test("Live Activity, background, widget and critical-sound payloads")
+    func specialKinds() throws {
+        let live = Payload.liveActivity(event: .update, timestamp: 1_700_000_000, contentState: ["score": 3, "team": "Pandas"])
+            .staleDate(1_700_003_600)
+            .relevanceScore(75)
+        #expect(try live.encodedString() == #"{"aps":{"relevance-score":75,"timestamp":1700000000,"event":"update","content-state":{"score":3,"team":"Pandas"},"stale-date":1700003600}}"#)
+        #expect(try Payload.background().encodedString() == #"{"aps":{"content-available":1}}"#)
+        #expect(try Payload.contentChanged().encodedString() == #"{"aps":{"content-changed":true}}"#)
+        let critical = Payload.alert("Fire").sound(.critical(name: "alarm.caf", volume: 0.5)).interruptionLevel(.critical)
+        #expect(try critical.encodedString() == #"{"aps":{"alert":"Fire","sound":{"critical":1,"name":"alarm.caf","volume":0.5},"interruption-level":"critical"}}"#)
+        let start = Payload(aps: APS(alert: .content(AlertContent(
+            title: .localized(key: "%@ is on an adventure!", arguments: ["Power Panda"]),
+            body: .localized(key: "Your hero is out."), sound: "chime.caf")),
+            event: .start, attributesType: "AdventureAttributes", attributes: ["currentHealthLevel": 100]))
+        let decoded = try Payload(decoding: start.encode())
+        #expect(decoded == start)
+        #expect(try start.encodedString().contains(#""title":{"loc-key":"%@ is on an adventure!","loc-args":["Power Panda"]}"#))
+    }
+
+    @Test("null where the seeds allow it: action-loc-key, title-loc-key, title-loc-args")
+    func nullables() throws {
+        let text = #"{"aps":{"alert":{"title-loc-key":null,"title-loc-args":null,"action-loc-key":null}}}"#
+        let payload = try Payload(decoding: text)
+        let alert = payload.aps?.alert?.asContent
+        #expect(alert?.actionLocKey == .null)
+        #expect(alert?.titleLocKey == .null)
+        #expect(alert?.titleLocArgs == .null)
+        #expect(try payload.encodedString() == text)
+    }
+
+    @Test("encoding refuses NaN and infinity, naming the value")
+    func nonFinite() {
+        #expect(throws: PayloadEncodingError.self) { try Payload.alert("x").relevanceScore(.nan).encode() }
+        do {
+            var output: [UInt8] = [1, 2, 3]
+            try Payload.alert("x").sound(.critical(volume: .infinity)).encode(into: &output)
+            Issue.record("encoded infinity")
+        } catch {
+            #expect(error.pointer.description == "/aps/sound/volume")
+        }
+    }
+
+    @Test("encode(into:) appends to the caller's buffer")
+    func appendsToBuffer() throws {
+        var buffer = Array("prefix:".utf8)
+        try Payload.alert("hi").encode(into: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == #"prefix:{"aps":{"alert":"hi"}}"#)
+    }
+}

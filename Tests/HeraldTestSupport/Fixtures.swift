@@ -1,0 +1,32 @@
+import Foundation
+
+/// Files under `Tests/Fixtures`, found from this source file's location so tests run from any
+/// working directory and on a fresh clone.
+public enum Fixtures {
+    /// The `Tests/Fixtures` directory.
+    public static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    /// The URL of a fixture, such as `seeds/legacy-example-1.json`.
+    public static func url(_ relativePath: String) -> URL {
+        directory.appendingPathComponent(relativePath)
+    }
+
+    /// The bytes of a fixture.
+    public static func bytes(_ relativePath: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: url(relativePath)))
+    }
+
+    /// The well-formed example payloads printed in the seed documents.
+    public static let seedPayloads: [String] = [
+        "seeds/legacy-example-1.json", "seeds/legacy-example-2.json", "seeds/legacy-example-3.json",
+        "seeds/legacy-example-4.json", "seeds/listing-1-alert.json", "seeds/listing-2-sound.json",
+        "seeds/listing-3-localized.json", "seeds/korean-listing-1-alert.json", "seeds/korean-listing-2-sound.json",
+        "seeds/korean-listing-3-localized.json",
+    ]
+
+    /// The example payloads printed malformed in the seeds.
+    public static let malformedSeedPayloads: [String] = [
+        "seeds/legacy-example-5-malformed.json", "seeds/summary-example-typographic-malformed.json",
+    ]
+}
