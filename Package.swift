@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldPayload", targets: ["HeraldPayload"]),
         .executable(name: "herald", targets: ["herald"]),
+        // Fixtures, generators and property checks for Herald's own tests and fuzzers.
+        .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -1,0 +1,14 @@
+// swift-tools-version: 6.1
+//
+// libFuzzer entry points for Herald's parsers. Build and run with `Fuzz/run` (see README.md);
+// they are their own package so that `swift test` at the root never builds sanitizers.
+import PackageDescription
+
+let package = Package(
+    name: "HeraldFuzz",
+    dependencies: [.package(name: "Herald", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzJSON", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzPayload", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+    ]
+)
