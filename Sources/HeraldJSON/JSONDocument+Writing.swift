@@ -16,10 +16,9 @@ extension JSONDocument {
 
     /// The compact canonical form: what Herald sends, byte for byte.
     public func compactBytes() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        write(to: &output, style: .compact)
-        return output
+        // The compact form is never longer than the source: whitespace goes, escapes only shrink
+        // or stay, and everything else is copied.
+        [UInt8](writingJSON: bytes.count) { write(to: &$0, style: .compact) }
     }
 
     /// The indented form, for people.

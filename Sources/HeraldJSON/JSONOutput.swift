@@ -20,7 +20,8 @@ extension Array: JSONOutput where Element == UInt8 {
     /// Appends a run of bytes.
     @inlinable
     public mutating func write(_ bytes: UnsafeRawBufferPointer) {
-        append(contentsOf: bytes)
+        // A typed buffer takes Array's memcpy fast path; a raw buffer would be copied byte by byte.
+        append(contentsOf: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
     }
 }
 
@@ -50,5 +51,75 @@ public struct JSONByteCounter: JSONOutput, Sendable {
     @inlinable
     public mutating func write(_ bytes: UnsafeRawBufferPointer) {
         written += bytes.count
+    }
+}
+
+/// An output over memory the caller provides: the cheapest way to write JSON.
+///
+/// Writes past the end are not stored but still counted, so after writing, ``count`` is the
+/// exact size needed and ``overflowed`` says whether to retry with that much room. Herald's
+/// `encode()` uses this to write straight into a new array's storage, and a network client can
+/// use it with a buffer's writable bytes.
+///
+/// ```swift
+/// var output = JSONFixedBufferOutput(buffer)
+/// try payload.encode(into: &output)
+/// if output.overflowed { /* retry with output.count bytes */ }
+/// ```
+public struct JSONFixedBufferOutput: JSONOutput {
+    @usableFromInline let base: UnsafeMutableRawPointer?
+    @usableFromInline let capacity: Int
+    @usableFromInline var written = 0
+
+    /// An output over `buffer`; nothing is written outside it.
+    @inlinable
+    public init(_ buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress
+        capacity = buffer.count
+    }
+
+    /// Bytes written, including any that did not fit.
+    @inlinable public var count: Int { written }
+
+    /// Whether some bytes did not fit; if so, the buffer's contents are incomplete.
+    @inlinable public var overflowed: Bool { written > capacity }
+
+    /// Stores one byte if it fits.
+    @inlinable
+    public mutating func write(_ byte: UInt8) {
+        if written < capacity { base.unsafelyUnwrapped.storeBytes(of: byte, toByteOffset: written, as: UInt8.self) }
+        written += 1
+    }
+
+    /// Stores a run of bytes if it fits.
+    @inlinable
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        let end = written + bytes.count
+        if end <= capacity, let source = bytes.baseAddress {
+            (base.unsafelyUnwrapped + written).copyMemory(from: source, byteCount: bytes.count)
+        }
+        written = end
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Builds an array by writing JSON straight into its storage: one pass with room for
+    /// `estimatedCount` bytes, and a second with the exact size only if that was too little.
+    @inlinable
+    public init(writingJSON estimatedCount: Int, _ body: (inout JSONFixedBufferOutput) -> Void) {
+        var needed = 0
+        self.init(unsafeUninitializedCapacity: estimatedCount) { buffer, initialized in
+            var output = JSONFixedBufferOutput(UnsafeMutableRawBufferPointer(buffer))
+            body(&output)
+            needed = output.count
+            initialized = output.overflowed ? 0 : output.count
+        }
+        if needed > estimatedCount {
+            self.init(unsafeUninitializedCapacity: needed) { buffer, initialized in
+                var output = JSONFixedBufferOutput(UnsafeMutableRawBufferPointer(buffer))
+                body(&output)
+                initialized = output.count
+            }
+        }
     }
 }

@@ -346,12 +346,8 @@ private struct Scanner {
         var hasEscape = false
         let count = buffer.count
         while true {
-            // Fast path: printable ASCII other than the quote and backslash.
-            while position < count {
-                let byte = buffer[position]
-                if byte < 0x20 || byte >= 0x80 || byte == quote || byte == backslash { break }
-                position += 1
-            }
+            // Fast path: printable ASCII other than the quote and backslash, a word at a time.
+            position = ByteScan.firstSpecialInString(in: buffer, from: position)
             guard position < count else {
                 throw error(.unexpectedEndOfInput(expected: "'\"' to close the string that starts at \(locate(start))"))
             }

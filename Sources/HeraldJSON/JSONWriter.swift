@@ -108,8 +108,10 @@ public struct JSONWriter<Output: JSONOutput> {
     @inlinable
     public mutating func number(_ value: JSONNumber) {
         prepareForValue()
-        var text = value.text
-        text.withUTF8 { output.write(UnsafeRawBufferPointer($0)) }
+        if value.text.utf8.withContiguousStorageIfAvailable({ output.write(UnsafeRawBufferPointer($0)) }) == nil {
+            var text = value.text
+            text.withUTF8 { output.write(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// Writes an integer.
@@ -149,6 +151,7 @@ public struct JSONWriter<Output: JSONOutput> {
     }
 
     /// Writes a whole value.
+    @inlinable
     public mutating func value(_ value: JSONValue) {
         switch value {
         case .null: null()
@@ -157,13 +160,18 @@ public struct JSONWriter<Output: JSONOutput> {
         case .string(let text): string(text)
         case .array(let elements):
             beginArray()
-            for element in elements { self.value(element) }
+            // Buffer access borrows each element; a for-in loop would copy (retain) it.
+            elements.withUnsafeBufferPointer { buffer in
+                for index in buffer.indices { self.value(buffer[index]) }
+            }
             endArray()
         case .object(let object):
             beginObject()
-            for member in object.members {
-                key(member.key)
-                self.value(member.value)
+            object.members.withUnsafeBufferPointer { buffer in
+                for index in buffer.indices {
+                    key(buffer[index].key)
+                    self.value(buffer[index].value)
+                }
             }
             endObject()
         }
@@ -233,31 +241,37 @@ extension JSONWriter {
     /// Writes `value` as a quoted, escaped JSON string.
     @inlinable
     public static func writeQuoted(_ value: String, to output: inout Output) {
-        var value = value
-        value.withUTF8 { utf8 in
-            output.write(UInt8(ascii: "\""))
-            var runStart = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                let byte = utf8[index]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                    if runStart < index {
-                        output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[runStart..<index]))
-                    }
-                    writeEscape(byte, to: &output)
-                    runStart = index + 1
-                }
-                index += 1
-            }
-            if runStart < count {
-                output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[runStart..<count]))
-            }
-            output.write(UInt8(ascii: "\""))
+        // Native strings expose their UTF-8 in place; only foreign ones need a copy.
+        if let done: Void = value.utf8.withContiguousStorageIfAvailable({ writeQuoted(utf8: $0, to: &output) }) {
+            return done
         }
+        var copy = value
+        copy.withUTF8 { writeQuoted(utf8: $0, to: &output) }
     }
 
-    @usableFromInline
+    /// Writes UTF-8 bytes as a quoted, escaped JSON string: runs that need no escape are copied
+    /// whole.
+    @inlinable
+    public static func writeQuoted(utf8: UnsafeBufferPointer<UInt8>, to output: inout Output) {
+        output.write(UInt8(ascii: "\""))
+        let count = utf8.count
+        var runStart = 0
+        var index = ByteScan.firstNeedingEscape(in: utf8, from: 0)
+        while index < count {
+            if runStart < index {
+                output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[runStart..<index]))
+            }
+            writeEscape(utf8[index], to: &output)
+            runStart = index + 1
+            index = ByteScan.firstNeedingEscape(in: utf8, from: runStart)
+        }
+        if runStart < count {
+            output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[runStart..<count]))
+        }
+        output.write(UInt8(ascii: "\""))
+    }
+
+    @inlinable
     static func writeEscape(_ byte: UInt8, to output: inout Output) {
         output.write(UInt8(ascii: "\\"))
         switch byte {

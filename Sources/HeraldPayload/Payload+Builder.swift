@@ -126,9 +126,8 @@ extension Payload {
 
     private func updatingAPS(_ change: (inout APS) -> Void) -> Payload {
         var copy = self
-        var aps = copy.aps ?? APS()
-        change(&aps)
-        copy.aps = aps
+        copy.hasAPS = true
+        change(&copy.storedAPS)
         return copy
     }
 }

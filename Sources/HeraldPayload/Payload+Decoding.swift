@@ -46,7 +46,7 @@ struct PayloadReader {
         for member in root.members {
             let key = member.key
             if key == PayloadKey.aps.description {
-                guard payload.aps == nil else {
+                guard !payload.hasAPS else {
                     throw fail(.duplicateKey(key), at: member.keyNode, JSONPointer(tokens: [key]))
                 }
                 payload.aps = try aps(member.value, JSONPointer(tokens: [key]))

@@ -14,10 +14,14 @@ extension Payload {
     ///
     /// `aps` comes first, its keys in the order of Apple's tables, then custom keys in order.
     public func encode() throws(PayloadEncodingError) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(256)
-        try encode(into: &output)
-        return output
+        if let pointer = firstNonFiniteNumber() { throw PayloadEncodingError(pointer: pointer) }
+        // Most payloads are a few hundred bytes; larger ones take a second, exact-size pass.
+        return [UInt8](writingJSON: 512) { output in
+            // A fixed-buffer output is two words; copying it into the writer costs nothing.
+            var writer = JSONWriter(output: output)
+            write(to: &writer)
+            output = writer.output
+        }
     }
 
     /// Appends the compact JSON to any output (an array, a byte counter, a network buffer).
@@ -46,9 +50,9 @@ extension Payload {
     /// - Precondition: every `Double` in the payload is finite.
     public func write<Output: JSONOutput>(to writer: inout JSONWriter<Output>) {
         writer.beginObject()
-        if let aps {
+        if hasAPS {
             writer.key(PayloadKey.aps)
-            aps.write(to: &writer)
+            storedAPS.write(to: &writer)
         }
         for member in custom.members {
             writer.key(member.key)
@@ -57,23 +61,19 @@ extension Payload {
         writer.endObject()
     }
 
+    /// The pointer to the first `Double` that JSON cannot hold. Runs on every encode, so it
+    /// allocates nothing unless it finds one.
     func firstNonFiniteNumber() -> JSONPointer? {
-        guard let aps else { return nil }
-        let base = JSONPointer(tokens: [PayloadKey.aps.description])
-        let doubles: [(APSKey, Double?)] = [
-            (.relevanceScore, aps.relevanceScore), (.timestamp, aps.timestamp),
-            (.staleDate, aps.staleDate), (.dismissalDate, aps.dismissalDate),
-        ]
-        for (key, value) in doubles where value.map({ !$0.isFinite }) == true {
-            return base.appending(key.description)
-        }
-        if case .critical(let sound) = aps.sound, sound.volume.map({ !$0.isFinite }) == true {
-            return base.appending(APSKey.sound.description).appending(SoundKey.volume.description)
-        }
-        if case .content(let content) = aps.alert, case .critical(let sound) = content.sound,
-           sound.volume.map({ !$0.isFinite }) == true {
-            return base.appending(APSKey.alert.description).appending(AlertKey.sound.description)
-                .appending(SoundKey.volume.description)
+        func bad(_ value: Double?) -> Bool { value.map { !$0.isFinite } ?? false }
+        func pointer(_ tokens: String...) -> JSONPointer { JSONPointer(tokens: [PayloadKey.aps.description] + tokens) }
+        guard hasAPS else { return nil }
+        if bad(storedAPS.relevanceScore) { return pointer(APSKey.relevanceScore.description) }
+        if bad(storedAPS.timestamp) { return pointer(APSKey.timestamp.description) }
+        if bad(storedAPS.staleDate) { return pointer(APSKey.staleDate.description) }
+        if bad(storedAPS.dismissalDate) { return pointer(APSKey.dismissalDate.description) }
+        if bad(storedAPS.sound?.criticalVolume) { return pointer(APSKey.sound.description, SoundKey.volume.description) }
+        if bad(storedAPS.alert?.contentSound?.criticalVolume) {
+            return pointer(APSKey.alert.description, AlertKey.sound.description, SoundKey.volume.description)
         }
         return nil
     }
@@ -82,18 +82,14 @@ extension Payload {
 extension APS {
     func write<Output: JSONOutput>(to writer: inout JSONWriter<Output>) {
         writer.beginObject()
-        if let alert {
-            writer.key(APSKey.alert.name)
-            alert.write(to: &writer)
-        }
+        if case .some = alert { writer.key(APSKey.alert.name) }
+        alert?.write(to: &writer)
         if let badge {
             writer.key(APSKey.badge.name)
             writer.integer(badge)
         }
-        if let sound {
-            writer.key(APSKey.sound.name)
-            sound.write(to: &writer)
-        }
+        if case .some = sound { writer.key(APSKey.sound.name) }
+        sound?.write(to: &writer)
         writeString(threadID, .threadID, &writer)
         writeString(category, .category, &writer)
         writeInteger(contentAvailable, .contentAvailable, &writer)
@@ -156,6 +152,12 @@ extension Alert {
             content.write(to: &writer)
         }
     }
+
+    /// The sound inside an alert dictionary (Live Activity alerts).
+    var contentSound: Sound? {
+        if case .content(let content) = self { return content.sound }
+        return nil
+    }
 }
 
 extension AlertContent {
@@ -187,10 +189,8 @@ extension AlertContent {
             writer.key(AlertKey.summaryArgCount.name)
             writer.integer(summaryArgCount)
         }
-        if let sound {
-            writer.key(AlertKey.sound.name)
-            sound.write(to: &writer)
-        }
+        if case .some = sound { writer.key(AlertKey.sound.name) }
+        sound?.write(to: &writer)
         for member in otherKeys.members {
             writer.key(member.key)
             writer.value(member.value)
@@ -245,6 +245,12 @@ extension Nullable {
 }
 
 extension Sound {
+    /// The volume of a critical sound.
+    var criticalVolume: Double? {
+        if case .critical(let sound) = self { return sound.volume }
+        return nil
+    }
+
     func write<Output: JSONOutput>(to writer: inout JSONWriter<Output>) {
         switch self {
         case .named(let name):

@@ -14,14 +14,28 @@ import HeraldJSON
 /// ```
 public struct Payload: Sendable, Hashable {
     /// Apple's dictionary; `nil` for payloads without one (an MDM push is `{"mdm": "…"}`).
-    public var aps: APS?
+    public var aps: APS? {
+        get { hasAPS ? storedAPS : nil }
+        set {
+            hasAPS = newValue != nil
+            storedAPS = newValue ?? APS()
+        }
+    }
+
     /// Keys beside `aps`, in order. Apple asks for JSON primitives here (object, array, string,
     /// number, Boolean); they reach the app in `userInfo`.
     public var custom: JSONObject
 
+    // `aps` is kept unwrapped: reading a field through an optional of a struct this large copies
+    // the whole struct first, several times per encode. Invariant: when `hasAPS` is false,
+    // `storedAPS` is `APS()`, so synthesized equality and hashing stay correct.
+    var storedAPS: APS
+    var hasAPS: Bool
+
     /// Creates a payload.
     public init(aps: APS? = APS(), custom: JSONObject = [:]) {
-        self.aps = aps
+        self.storedAPS = aps ?? APS()
+        self.hasAPS = aps != nil
         self.custom = custom
     }
 }

@@ -1,0 +1,70 @@
+/// Finds the bytes JSON strings care about, eight at a time.
+///
+/// Most string content needs no attention: the writer copies it, the parser steps over it. These
+/// scans test a 64-bit word at once with the "has a zero byte" bit trick (Hacker's Delight 6-1)
+/// and only look at single bytes in a word that may contain a match. The trick has no false
+/// negatives; a false positive just sends that word to the byte loop.
+@usableFromInline
+enum ByteScan {
+    @usableFromInline static let ones: UInt64 = 0x0101_0101_0101_0101
+    @usableFromInline static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    /// Bytes of `word` that are zero get their high bit set (and maybe some above them).
+    @inlinable @inline(__always)
+    static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- ones) & ~word & highs
+    }
+
+    /// Bytes below 0x20 (with the high bit clear) get their high bit set.
+    @inlinable @inline(__always)
+    static func controlBytes(_ word: UInt64) -> UInt64 {
+        (word &- ones &* 0x20) & ~word & highs
+    }
+
+    /// Whether a byte must be escaped in a JSON string: `"`, `\` or below 0x20.
+    @inlinable @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// The index of the first byte at or after `start` that must be escaped, or `bytes.count`.
+    @inlinable @inline(__always)
+    static func firstNeedingEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let hits = controlBytes(word) | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+                if hits != 0 { break }
+                index += 8
+            }
+        }
+        while index < count, !needsEscape(bytes[index]) { index += 1 }
+        return index
+    }
+
+    /// The index of the first byte at or after `start` that is not printable ASCII other than
+    /// `"` and `\` (what ends the parser's fast path), or `bytes.count`.
+    @inlinable
+    static func firstSpecialInString(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let hits = (word & highs) | controlBytes(word) | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+                if hits != 0 { break }
+                index += 8
+            }
+        }
+        while index < count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+            index += 1
+        }
+        return index
+    }
+}
