@@ -84,62 +84,29 @@ extension APS {
         writer.beginObject()
         if case .some = alert { writer.key(APSKey.alert.name) }
         alert?.write(to: &writer)
-        if let badge {
-            writer.key(APSKey.badge.name)
-            writer.integer(badge)
-        }
+        writer.member(APSKey.badge.name, badge)
         if case .some = sound { writer.key(APSKey.sound.name) }
         sound?.write(to: &writer)
-        writeString(threadID, .threadID, &writer)
-        writeString(category, .category, &writer)
-        writeInteger(contentAvailable, .contentAvailable, &writer)
-        writeInteger(mutableContent, .mutableContent, &writer)
-        writeString(targetContentID, .targetContentID, &writer)
-        writeString(interruptionLevel?.rawValue, .interruptionLevel, &writer)
-        writeDouble(relevanceScore, .relevanceScore, &writer)
-        writeString(filterCriteria, .filterCriteria, &writer)
-        writeDouble(timestamp, .timestamp, &writer)
-        writeString(event?.rawValue, .event, &writer)
-        writeObject(contentState, .contentState, &writer)
-        writeDouble(staleDate, .staleDate, &writer)
-        writeDouble(dismissalDate, .dismissalDate, &writer)
-        writeString(attributesType, .attributesType, &writer)
-        writeObject(attributes, .attributes, &writer)
-        writeInteger(inputPushToken, .inputPushToken, &writer)
-        writeString(inputPushChannel, .inputPushChannel, &writer)
-        if let contentChanged {
-            writer.key(APSKey.contentChanged.name)
-            writer.bool(contentChanged)
-        }
-        for member in otherKeys.members {
-            writer.key(member.key)
-            writer.value(member.value)
-        }
+        writer.member(APSKey.threadID.name, threadID)
+        writer.member(APSKey.category.name, category)
+        writer.member(APSKey.contentAvailable.name, contentAvailable)
+        writer.member(APSKey.mutableContent.name, mutableContent)
+        writer.member(APSKey.targetContentID.name, targetContentID)
+        writer.member(APSKey.interruptionLevel.name, interruptionLevel?.rawValue)
+        writer.member(APSKey.relevanceScore.name, relevanceScore)
+        writer.member(APSKey.filterCriteria.name, filterCriteria)
+        writer.member(APSKey.timestamp.name, timestamp)
+        writer.member(APSKey.event.name, event?.rawValue)
+        writer.member(APSKey.contentState.name, contentState)
+        writer.member(APSKey.staleDate.name, staleDate)
+        writer.member(APSKey.dismissalDate.name, dismissalDate)
+        writer.member(APSKey.attributesType.name, attributesType)
+        writer.member(APSKey.attributes.name, attributes)
+        writer.member(APSKey.inputPushToken.name, inputPushToken)
+        writer.member(APSKey.inputPushChannel.name, inputPushChannel)
+        writer.member(APSKey.contentChanged.name, contentChanged)
+        writer.members(otherKeys)
         writer.endObject()
-    }
-
-    private func writeString<Output>(_ value: String?, _ key: APSKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        writer.string(value)
-    }
-
-    private func writeInteger<Output>(_ value: Int?, _ key: APSKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        writer.integer(value)
-    }
-
-    private func writeDouble<Output>(_ value: Double?, _ key: APSKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        writer.double(value)
-    }
-
-    private func writeObject<Output>(_ value: JSONObject?, _ key: APSKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        writer.value(.object(value))
     }
 }
 
@@ -166,35 +133,29 @@ extension AlertContent {
         writeText(title, .title, &writer)
         writeText(subtitle, .subtitle, &writer)
         writeText(body, .body, &writer)
-        writeString(launchImage, .launchImage, &writer)
+        writer.member(AlertKey.launchImage.name, launchImage)
         if let titleLocKey {
             writer.key(AlertKey.titleLocKey.name)
             titleLocKey.write(to: &writer) { $1.string($0) }
         }
         if let titleLocArgs {
             writer.key(AlertKey.titleLocArgs.name)
-            titleLocArgs.write(to: &writer) { Self.writeStrings($0, &$1) }
+            titleLocArgs.write(to: &writer) { $1.strings($0) }
         }
-        writeString(subtitleLocKey, .subtitleLocKey, &writer)
-        writeStrings(subtitleLocArgs, .subtitleLocArgs, &writer)
-        writeString(locKey, .locKey, &writer)
-        writeStrings(locArgs, .locArgs, &writer)
+        writer.member(AlertKey.subtitleLocKey.name, subtitleLocKey)
+        writer.member(AlertKey.subtitleLocArgs.name, subtitleLocArgs)
+        writer.member(AlertKey.locKey.name, locKey)
+        writer.member(AlertKey.locArgs.name, locArgs)
         if let actionLocKey {
             writer.key(AlertKey.actionLocKey.name)
             actionLocKey.write(to: &writer) { $1.string($0) }
         }
-        writeString(action, .action, &writer)
-        writeString(summaryArg, .summaryArg, &writer)
-        if let summaryArgCount {
-            writer.key(AlertKey.summaryArgCount.name)
-            writer.integer(summaryArgCount)
-        }
+        writer.member(AlertKey.action.name, action)
+        writer.member(AlertKey.summaryArg.name, summaryArg)
+        writer.member(AlertKey.summaryArgCount.name, summaryArgCount)
         if case .some = sound { writer.key(AlertKey.sound.name) }
         sound?.write(to: &writer)
-        for member in otherKeys.members {
-            writer.key(member.key)
-            writer.value(member.value)
-        }
+        writer.members(otherKeys)
         writer.endObject()
     }
 
@@ -206,32 +167,10 @@ extension AlertContent {
             writer.string(text)
         case .localized(let locKey, let arguments):
             writer.beginObject()
-            writer.key(AlertKey.locKey.name)
-            writer.string(locKey)
-            if let arguments {
-                writer.key(AlertKey.locArgs.name)
-                Self.writeStrings(arguments, &writer)
-            }
+            writer.member(AlertKey.locKey.name, locKey)
+            writer.member(AlertKey.locArgs.name, arguments)
             writer.endObject()
         }
-    }
-
-    private func writeString<Output>(_ value: String?, _ key: AlertKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        writer.string(value)
-    }
-
-    private func writeStrings<Output>(_ value: [String]?, _ key: AlertKey, _ writer: inout JSONWriter<Output>) {
-        guard let value else { return }
-        writer.key(key.name)
-        Self.writeStrings(value, &writer)
-    }
-
-    static func writeStrings<Output>(_ values: [String], _ writer: inout JSONWriter<Output>) {
-        writer.beginArray()
-        for value in values { writer.string(value) }
-        writer.endArray()
     }
 }
 
@@ -257,23 +196,64 @@ extension Sound {
             writer.string(name)
         case .critical(let sound):
             writer.beginObject()
-            if let critical = sound.critical {
-                writer.key(SoundKey.critical.name)
-                writer.integer(critical)
-            }
-            if let name = sound.name {
-                writer.key(SoundKey.name.name)
-                writer.string(name)
-            }
-            if let volume = sound.volume {
-                writer.key(SoundKey.volume.name)
-                writer.double(volume)
-            }
-            for member in sound.otherKeys.members {
-                writer.key(member.key)
-                writer.value(member.value)
-            }
+            writer.member(SoundKey.critical.name, sound.critical)
+            writer.member(SoundKey.name.name, sound.name)
+            writer.member(SoundKey.volume.name, sound.volume)
+            writer.members(sound.otherKeys)
             writer.endObject()
         }
+    }
+}
+
+/// One line per optional member: the key and value are written only when the value is present.
+extension JSONWriter {
+    mutating func member(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        self.key(key)
+        string(value)
+    }
+
+    mutating func member(_ key: StaticString, _ value: Int?) {
+        guard let value else { return }
+        self.key(key)
+        integer(value)
+    }
+
+    mutating func member(_ key: StaticString, _ value: Double?) {
+        guard let value else { return }
+        self.key(key)
+        double(value)
+    }
+
+    mutating func member(_ key: StaticString, _ value: Bool?) {
+        guard let value else { return }
+        self.key(key)
+        bool(value)
+    }
+
+    mutating func member(_ key: StaticString, _ value: [String]?) {
+        guard let value else { return }
+        self.key(key)
+        strings(value)
+    }
+
+    mutating func member(_ key: StaticString, _ value: JSONObject?) {
+        guard let value else { return }
+        self.key(key)
+        self.value(.object(value))
+    }
+
+    /// Writes every member of an object into the object being written.
+    mutating func members(_ object: JSONObject) {
+        for member in object.members {
+            key(member.key)
+            value(member.value)
+        }
+    }
+
+    mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
     }
 }

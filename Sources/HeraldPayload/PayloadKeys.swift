@@ -3,7 +3,7 @@
 /// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
 /// Table 1 (seeds 000 and 001), the Live Activity keys of reference §5, and `content-changed`
 /// for widgets and controls (reference §1.3).
-public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+public enum APSKey: KnownKey {
     /// `alert`: a string (the body) or a dictionary (``AlertKey``).
     case alert
     /// `badge`: the number on the app icon; `0` clears it.
@@ -74,9 +74,6 @@ public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The key as written in JSON.
-    public var description: String { name.description }
-
     /// `true` for keys that only Live Activity pushes use.
     public var isLiveActivityKey: Bool {
         switch self {
@@ -86,24 +83,13 @@ public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The key named `name`, if Apple defines it.
-    public init?(_ name: String) {
-        guard let key = Self.table.lookup(name) else { return nil }
-        self = key
-    }
-
-    /// The key whose UTF-8 spelling is `bytes`, without allocating.
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        guard let key = Self.table.lookup(bytes) else { return nil }
-        self = key
-    }
-
-    static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Spellings to keys.
+    public static let table = KeyTable(allCases.map { ($0.name, $0) })
 }
 
 /// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
 /// legacy keys libraries still send, reference §8.1).
-public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+public enum AlertKey: KnownKey {
     /// `title`.
     case title
     /// `subtitle` (iOS 10).
@@ -156,9 +142,6 @@ public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The key as written in JSON.
-    public var description: String { name.description }
-
     /// `true` for keys Apple dropped from the current table.
     public var isLegacy: Bool {
         switch self {
@@ -167,23 +150,12 @@ public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The key named `name`.
-    public init?(_ name: String) {
-        guard let key = Self.table.lookup(name) else { return nil }
-        self = key
-    }
-
-    /// The key whose UTF-8 spelling is `bytes`, without allocating.
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        guard let key = Self.table.lookup(bytes) else { return nil }
-        self = key
-    }
-
-    static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Spellings to keys.
+    public static let table = KeyTable(allCases.map { ($0.name, $0) })
 }
 
 /// The keys of the critical-alert `sound` dictionary (seed Table 3).
-public enum SoundKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+public enum SoundKey: KnownKey {
     /// `critical`: `1` for a critical alert.
     case critical
     /// `name`: the sound file, or `"default"`.
@@ -200,22 +172,8 @@ public enum SoundKey: CaseIterable, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The key as written in JSON.
-    public var description: String { name.description }
-
-    /// The key named `name`.
-    public init?(_ name: String) {
-        guard let key = Self.table.lookup(name) else { return nil }
-        self = key
-    }
-
-    /// The key whose UTF-8 spelling is `bytes`.
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        guard let key = Self.table.lookup(bytes) else { return nil }
-        self = key
-    }
-
-    static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Spellings to keys.
+    public static let table = KeyTable(allCases.map { ($0.name, $0) })
 }
 
 /// Top-level payload keys with a meaning to Apple's tools.
@@ -228,11 +186,37 @@ public enum PayloadKey {
     public static let mdm: StaticString = "mdm"
 }
 
+/// A fixed set of JSON keys with Apple-defined spellings (`aps`, `alert` and `sound` keys).
+public protocol KnownKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+    /// The key as written in JSON.
+    var name: StaticString { get }
+    /// Spellings to keys, for lookups.
+    static var table: KeyTable<Self> { get }
+}
+
+extension KnownKey {
+    /// The key as written in JSON.
+    public var description: String { name.description }
+
+    /// The key spelled `name`, if it is one of these.
+    public init?(_ name: String) {
+        guard let key = Self.table.lookup(name) else { return nil }
+        self = key
+    }
+
+    /// The key whose UTF-8 spelling is `bytes`, without allocating.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let key = Self.table.lookup(bytes) else { return nil }
+        self = key
+    }
+}
+
 /// Maps key spellings to keys by comparing bytes, bucketed by length: no hashing, no allocation.
-struct KeyTable<Key: Sendable>: Sendable {
+public struct KeyTable<Key: Sendable>: Sendable {
     private var buckets: [[(bytes: [UInt8], key: Key)]]
 
-    init(_ entries: [(StaticString, Key)]) {
+    /// A table of the given spellings.
+    public init(_ entries: [(StaticString, Key)]) {
         let longest = entries.map { $0.0.utf8CodeUnitCount }.max() ?? 0
         buckets = Array(repeating: [], count: longest + 1)
         for (name, key) in entries {
@@ -241,7 +225,8 @@ struct KeyTable<Key: Sendable>: Sendable {
         }
     }
 
-    func lookup(_ bytes: UnsafeRawBufferPointer) -> Key? {
+    /// The key spelled `bytes`.
+    public func lookup(_ bytes: UnsafeRawBufferPointer) -> Key? {
         guard bytes.count < buckets.count else { return nil }
         for entry in buckets[bytes.count] where entry.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
             return entry.key
@@ -249,7 +234,8 @@ struct KeyTable<Key: Sendable>: Sendable {
         return nil
     }
 
-    func lookup(_ name: String) -> Key? {
+    /// The key spelled `name`.
+    public func lookup(_ name: String) -> Key? {
         var name = name
         return name.withUTF8 { lookup(UnsafeRawBufferPointer($0)) }
     }
