@@ -33,27 +33,37 @@ public struct JSONParser: Sendable {
     }
 
     /// Every syntax error in `bytes` that can be found in one pass, in order; empty for valid
-    /// JSON.
-    ///
-    /// Where a comma is missing between members or elements, the parser records the error and
-    /// carries on as if the comma were there, so one run reports a missing comma and the
-    /// typographic quote after it. Any other error ends the pass.
+    /// JSON. See ``parseRecovering(_:)``.
     public func diagnose(_ bytes: [UInt8]) -> [JSONParseError] {
+        parseRecovering(bytes).errors
+    }
+
+    /// Parses, carrying on past the mistakes people make when typing JSON by hand, and returns
+    /// every error found in one pass.
+    ///
+    /// Two mistakes are recovered from: a missing comma between members or elements (parsing
+    /// continues as if it were there) and a string opened with a typographic quote (`“`, `”`,
+    /// `„`; the string runs to the next straight or typographic closing quote). Any other error
+    /// ends the pass. When every error was recovered from, `document` holds the values read, so a
+    /// linter can still check them; such a document is for reading only, and its locations may be
+    /// off by a column inside a recovered string.
+    public func parseRecovering(_ bytes: [UInt8]) -> (document: JSONDocument?, errors: [JSONParseError]) {
         if bytes.count > options.maximumInputSize {
-            return [JSONParseError(
+            return (nil, [JSONParseError(
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
-                location: SourceLocation(offset: 0, line: 1, column: 1))]
+                location: SourceLocation(offset: 0, line: 1, column: 1))])
         }
-        return bytes.withUnsafeBufferPointer { buffer in
+        let result: (tape: [JSONTapeEntry]?, errors: [JSONParseError]) = bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
             scanner.recovering = true
             do throws(JSONParseError) {
                 try scanner.parseDocument()
+                return (scanner.tape, scanner.recovered)
             } catch {
-                scanner.recovered.append(error)
+                return (nil, scanner.recovered + [error])
             }
-            return scanner.recovered
         }
+        return (result.tape.map { JSONDocument(bytes: bytes, tape: $0) }, result.errors)
     }
 
     /// Parses one JSON text.
@@ -144,8 +154,47 @@ private struct Scanner {
         case UInt8(ascii: "n"): try parseLiteral("null", kind: .null, flag: false, role: role)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(role: role)
         default:
-            throw unexpected(expected: "a JSON value")
+            let error = unexpected(expected: "a JSON value")
+            guard recovering, typographicQuoteLength(at: position) > 0 else { throw error }
+            recovered.append(error)
+            try parseTypographicString(role: role)
         }
+    }
+
+    /// The byte length of a typographic double quote (U+201C, U+201D, U+201E) at `index`, or 0.
+    func typographicQuoteLength(at index: Int) -> Int {
+        guard index + 2 < buffer.count, buffer[index] == 0xE2, buffer[index + 1] == 0x80,
+              buffer[index + 2] == 0x9C || buffer[index + 2] == 0x9D || buffer[index + 2] == 0x9E else { return 0 }
+        return 3
+    }
+
+    /// Recovery: a string opened with a typographic quote runs to the next straight or
+    /// typographic closing quote. The entry is marked as escaped so readers decode its content
+    /// (between `start + 1` and `end - 1`) instead of copying the source span.
+    private mutating func parseTypographicString(role: JSONTapeEntry.Role) throws(JSONParseError) {
+        let opening = position
+        position += 3
+        let contentStart = position
+        while position < buffer.count {
+            let byte = buffer[position]
+            if byte == quote {
+                tape.append(JSONTapeEntry(
+                    kind: .string, role: role, flag: true, start: UInt32(contentStart - 1), end: UInt32(position + 1),
+                    next: UInt32(tape.count + 1), count: 0))
+                position += 1
+                return
+            }
+            if typographicQuoteLength(at: position) > 0 {
+                tape.append(JSONTapeEntry(
+                    kind: .string, role: role, flag: true, start: UInt32(contentStart - 1), end: UInt32(position + 1),
+                    next: UInt32(tape.count + 1), count: 0))
+                position += 3
+                return
+            }
+            if byte < 0x20 || byte == backslash { break }
+            position += max(1, utf8SequenceLength(at: position))
+        }
+        throw error(.unexpectedEndOfInput(expected: "a closing quote for the string that starts at \(locate(opening))"))
     }
 
     // MARK: Containers
@@ -182,13 +231,17 @@ private struct Scanner {
             guard position < buffer.count else {
                 throw error(.unexpectedEndOfInput(expected: count == 0 ? "a string key or '}'" : "a string key"))
             }
-            guard buffer[position] == quote else {
+            if buffer[position] == quote {
+                try parseString(role: .key)
+            } else {
                 if count > 0, buffer[position] == UInt8(ascii: "}") {
                     throw unexpected(expected: "a string key", hint: "a trailing comma before '}' is not allowed")
                 }
-                throw unexpected(expected: count == 0 ? "a string key or '}'" : "a string key")
+                let error = unexpected(expected: count == 0 ? "a string key or '}'" : "a string key")
+                guard recovering, typographicQuoteLength(at: position) > 0 else { throw error }
+                recovered.append(error)
+                try parseTypographicString(role: .key)
             }
-            try parseString(role: .key)
             skipWhitespace()
             guard position < buffer.count else {
                 throw error(.unexpectedEndOfInput(expected: "':' after an object key"))
@@ -211,8 +264,9 @@ private struct Scanner {
             case UInt8(ascii: "}"):
                 closeContainer(at: index, count: count)
                 return
-            case quote:
-                // The next key follows without a comma.
+            case quote,
+                 0xE2 where typographicQuoteLength(at: position) > 0:
+                // The next key follows without a comma (perhaps opened with a typographic quote).
                 let error = unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?")
                 guard recovering else { throw error }
                 recovered.append(error)

@@ -200,3 +200,36 @@ struct JSONParserTests {
         }
     }
 }
+
+@Suite("Recovering parse")
+struct RecoveringParseTests {
+    @Test("a missing comma: one error and a document with every member")
+    func missingComma() throws {
+        let (document, errors) = JSONParser().parseRecovering(Array("{\"a\":1 \"b\":[1 2]}".utf8))
+        #expect(errors.count == 2)
+        let root = try #require(document?.root)
+        #expect(root.members.map(\.key) == ["a", "b"])
+        #expect(root["b"]?.count == 2)
+    }
+
+    @Test("typographic quotes: the error, and the string read to its closing quote")
+    func typographicQuotes() throws {
+        let text = "{\n\"sound\" : “chime.aiff\",\n“title” : “안녕”\n\"x\":1}"
+        let (document, errors) = JSONParser().parseRecovering(Array(text.utf8))
+        #expect(errors.map(\.location.description) == ["2:11", "3:1", "3:11", "4:1"])
+        let root = try #require(document?.root)
+        #expect(root["sound"]?.stringValue == "chime.aiff")
+        #expect(root["title"]?.stringValue == "안녕")
+        #expect(root["x"]?.int64Value == 1)
+        #expect(root.value == ["sound": "chime.aiff", "title": "안녕", "x": 1])
+    }
+
+    @Test("an unrecoverable error gives no document")
+    func unrecoverable() {
+        let (document, errors) = JSONParser().parseRecovering(Array("{\"a\":1,}".utf8))
+        #expect(document == nil)
+        #expect(errors.count == 1)
+        let (valid, none) = JSONParser().parseRecovering(Array("[1]".utf8))
+        #expect(valid != nil && none.isEmpty)
+    }
+}

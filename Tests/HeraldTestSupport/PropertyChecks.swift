@@ -12,9 +12,16 @@ public enum PropertyChecks {
     public static func json(_ bytes: [UInt8]) -> [String] {
         var violations: [String] = []
         let parser = JSONParser(options: options)
-        let diagnostics = parser.diagnose(bytes)
+        let (recovered, diagnostics) = parser.parseRecovering(bytes)
         guard let document = try? parser.parse(bytes) else {
             if diagnostics.isEmpty { violations.append("parse failed but diagnose found nothing") }
+            if let recovered {
+                // A recovered document is for reading: every value and pointer must be reachable.
+                _ = recovered.root.value
+                for index in 0..<min(64, recovered.valueCount * 2) {
+                    if let node = recovered.node(at: index) { _ = recovered.pointer(to: node); _ = node.location }
+                }
+            }
             for diagnostic in diagnostics where diagnostic.location.offset > bytes.count {
                 violations.append("error location \(diagnostic.location) is past the end")
             }

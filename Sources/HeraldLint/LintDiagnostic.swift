@@ -1,0 +1,44 @@
+import HeraldJSON
+
+/// One finding: which rule, how serious, what and where.
+public struct LintDiagnostic: Sendable, Hashable {
+    /// What a finding is about.
+    public enum Subject: Sendable, Hashable {
+        /// A value in the body (or the object that should hold a missing value).
+        case value(JSONPointer)
+        /// A request header, such as `apns-priority`.
+        case header(String)
+    }
+
+    /// The rule that found it.
+    public var rule: RuleID
+    /// How serious it is.
+    public var severity: LintSeverity
+    /// A sentence with the figures: `4161 bytes, over the 4096-byte limit for alert pushes`.
+    public var message: String
+    /// What it is about.
+    public var subject: Subject
+    /// Where the subject starts in the body; `nil` for headers.
+    public var location: SourceLocation?
+
+    /// Creates a diagnostic.
+    public init(rule: RuleID, severity: LintSeverity, message: String, subject: Subject, location: SourceLocation?) {
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+        self.subject = subject
+        self.location = location
+    }
+
+    /// The pointer, for value subjects.
+    public var pointer: JSONPointer? {
+        if case .value(let pointer) = subject { return pointer }
+        return nil
+    }
+
+    /// The header name, for header subjects.
+    public var header: String? {
+        if case .header(let name) = subject { return name }
+        return nil
+    }
+}

@@ -1,0 +1,39 @@
+import HeraldJSON
+import HeraldProtocol
+
+/// The result of linting one payload.
+public struct LintReport: Sendable {
+    /// The findings, in document order (header findings first).
+    public var diagnostics: [LintDiagnostic]
+    /// The size of the body as given, in bytes.
+    public var byteCount: Int
+    /// The size limit that applies.
+    public var limit: Int
+    /// The parsed document, when the body is JSON.
+    public var document: JSONDocument?
+
+    /// Creates a report.
+    public init(diagnostics: [LintDiagnostic], byteCount: Int, limit: Int, document: JSONDocument?) {
+        self.diagnostics = diagnostics
+        self.byteCount = byteCount
+        self.limit = limit
+        self.document = document
+    }
+
+    /// The number of findings of a severity.
+    public func count(_ severity: LintSeverity) -> Int {
+        diagnostics.reduce(0) { $0 + ($1.severity == severity ? 1 : 0) }
+    }
+
+    /// Whether any finding is an error.
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+
+    /// The reason APNs would answer with, for the first error whose rule mirrors an APNs check
+    /// (in the order of ``LintCatalog/rejectionPrecedence``), or `nil` if APNs would accept it.
+    public var apnsRejection: APNsReason? {
+        for rule in LintCatalog.rejectionPrecedence where diagnostics.contains(where: { $0.rule == rule }) {
+            return LintCatalog.rule(rule).apnsReason
+        }
+        return nil
+    }
+}
