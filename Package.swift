@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HeraldJSON", targets: ["HeraldJSON"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldPayload", targets: ["HeraldPayload"]),
+        .library(name: "HeraldLint", targets: ["HeraldLint"]),
         .executable(name: "herald", targets: ["herald"]),
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
@@ -30,10 +31,11 @@ let package = Package(
         .target(name: "HeraldJSON"),
         .target(name: "HeraldProtocol"),
         .target(name: "HeraldPayload", dependencies: ["HeraldJSON", "HeraldProtocol"]),
+        .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -42,6 +44,7 @@ let package = Package(
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
         .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldLintTests", dependencies: ["HeraldLint", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),
     ]
 )

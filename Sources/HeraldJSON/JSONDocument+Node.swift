@@ -77,6 +77,33 @@ extension JSONDocument {
             }
         }
 
+        /// Calls `body` with a string's UTF-8, decoded: the source bytes themselves when the string
+        /// has no escapes (no allocation), a decoded copy otherwise. `nil` if this is not a string.
+        public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
+            let entry = self.entry
+            guard entry.kind == .string else { return nil }
+            if entry.flag {
+                var decoded = document.decodeString(entry)
+                return try decoded.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+            }
+            return try document.bytes.withUnsafeBytes { bytes in
+                try body(UnsafeRawBufferPointer(rebasing: bytes[(Int(entry.start) + 1)..<(Int(entry.end) - 1)]))
+            }
+        }
+
+        /// `true` if both are strings with the same decoded value (compared without allocating
+        /// when neither has escapes). Works for object keys too.
+        public func hasSameString(as other: Node) -> Bool {
+            let lhs = entry
+            let rhs = other.entry
+            guard lhs.kind == .string, rhs.kind == .string else { return false }
+            if lhs.flag || rhs.flag { return document.decodeString(lhs) == other.document.decodeString(rhs) }
+            let leftRange = Int(lhs.start) + 1..<Int(lhs.end) - 1
+            let rightRange = Int(rhs.start) + 1..<Int(rhs.end) - 1
+            guard leftRange.count == rightRange.count else { return false }
+            return document.bytes[leftRange].elementsEqual(other.document.bytes[rightRange])
+        }
+
         /// The number, with its source text.
         public var number: JSONNumber? {
             guard entry.kind == .number else { return nil }
@@ -216,6 +243,10 @@ extension JSONDocument {
 }
 
 extension JSONDocument {
+    /// The tape indices, for walking every value with ``node(at:)`` (which returns `nil` at the
+    /// indices of object keys).
+    public var nodeIndices: Range<Int> { 0..<tape.count }
+
     /// The node at a tape index (as found in ``Node/index``).
     public func node(at index: Int) -> Node? {
         guard index >= 0, index < tape.count, tape[index].role == .value else { return nil }

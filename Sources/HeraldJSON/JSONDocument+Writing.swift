@@ -29,6 +29,27 @@ extension JSONDocument {
         return output
     }
 
+    /// Whether the source is already in compact canonical form (no whitespace, no escapes that
+    /// could be shorter), decided from the tape without writing anything.
+    public var isCompact: Bool {
+        var length = 0
+        for entry in tape {
+            switch entry.kind {
+            case .object:
+                length += 2 + max(0, Int(entry.count) * 2 - 1)
+            case .array:
+                length += 2 + max(0, Int(entry.count) - 1)
+            case .string:
+                // A string with escapes may have a shorter canonical spelling.
+                if entry.flag { return false }
+                length += Int(entry.end - entry.start)
+            case .null, .bool, .number:
+                length += Int(entry.end - entry.start)
+            }
+        }
+        return length == bytes.count
+    }
+
     /// The size of the compact canonical form in bytes, without building it.
     public var compactByteCount: Int {
         var counter = JSONByteCounter()

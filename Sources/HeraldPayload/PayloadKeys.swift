@@ -198,6 +198,16 @@ extension KnownKey {
     /// The key as written in JSON.
     public var description: String { name.description }
 
+    /// The key's position in `allCases`, for tables indexed by key.
+    ///
+    /// Keys are enums without payloads, stored as their one-byte declaration-order tag; tests check
+    /// `ordinal` against `allCases` for every key.
+    @inline(__always)
+    public var ordinal: Int {
+        precondition(MemoryLayout<Self>.size == 1, "known keys are one-byte enums")
+        return withUnsafeBytes(of: self) { Int($0[0]) }
+    }
+
     /// The key spelled `name`, if it is one of these.
     public init?(_ name: String) {
         guard let key = Self.table.lookup(name) else { return nil }

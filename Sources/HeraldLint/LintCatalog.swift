@@ -1,0 +1,50 @@
+import HeraldProtocol
+
+/// Every rule Herald knows, in the order of the documentation.
+public enum LintCatalog {
+    /// All rules.
+    public static let rules: [LintRule] = [
+        // Form
+        .payloadEmpty, .invalidJSON, .payloadNotObject, .duplicateKey, .apsMissing, .apsNotObject, .apsEmpty,
+        .appleKeyOutsideAPS,
+        // Size
+        .payloadTooLarge, .payloadNearLimit, .payloadOverLegacyLimit, .payloadNotCompact,
+        // Keys and types
+        .keyType, .badgeInvalid, .flagNotOne, .soundInvalid, .interruptionLevelInvalid, .relevanceScoreRange,
+        .liveActivityEventInvalid, .dateInMilliseconds, .unknownAPSKey, .unknownAlertKey, .unknownSoundKey,
+        .legacyAlertKey, .customValueNull,
+        // Silent notifications
+        .silentWithVisibleContent, .backgroundWithVisibleContent, .backgroundWithoutContentAvailable, .backgroundPriority,
+        // Headers and payload
+        .pushTypeInvalid, .pushTypeMissing, .topicMissing, .topicMismatch, .priorityInvalid, .collapseIDTooLong,
+        .apnsIDInvalid, .apnsIDNotLowercase, .expirationInvalid, .expirationInMilliseconds, .deviceTokenInvalid,
+        .deviceTokenUnusualLength, .alertPushWithoutContent, .liveActivityIncomplete, .liveActivityStartIncomplete,
+        .liveActivityKeysOnOtherPushType, .broadcastCannotStart, .contentChangedMissing,
+        // Localization
+        .locArgsWithoutKey, .locKeyWithText, .locArgsNotStrings, .alertOnlyBody, .unicodeEscapeInAlert,
+        .formatMissingArguments, .formatExtraArguments, .formatNonObjectSpecifier,
+        // Sensitive data
+        .sensitiveCardNumber, .sensitiveEmail, .sensitiveToken, .sensitiveKeyName,
+        // Tooling
+        .simulatorTargetBundle,
+    ]
+
+    /// Rules by ordinal: a lookup is an array index.
+    private static let byOrdinal: [LintRule] = {
+        var table = [LintRule?](repeating: nil, count: RuleID.allCases.count)
+        for rule in rules { table[rule.id.ordinal] = rule }
+        return table.map { $0! }
+    }()
+
+    /// The rule with an id.
+    public static func rule(_ id: RuleID) -> LintRule { byOrdinal[id.ordinal] }
+
+    /// The order in which APNs checks a request, for rules that mirror its rejections: when a
+    /// request breaks several, the first one here is what APNs answers. This follows the pushy
+    /// mock server's order (reference §1.4, "Precedence when several errors apply"); Apple does not
+    /// document one.
+    public static let rejectionPrecedence: [RuleID] = [
+        .apnsIDInvalid, .collapseIDTooLong, .priorityInvalid, .pushTypeInvalid, .deviceTokenInvalid, .topicMismatch,
+        .expirationInvalid, .payloadEmpty, .payloadTooLarge,
+    ]
+}

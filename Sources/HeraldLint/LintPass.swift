@@ -1,0 +1,183 @@
+import HeraldJSON
+import HeraldPayload
+import HeraldProtocol
+
+/// The state of linting one body: the document, an index of the keys that rules look at, and
+/// the findings so far. Rules live in `Rules/`, one file per category, as extensions of this type.
+struct LintPass {
+    typealias Node = JSONDocument.Node
+
+    /// Where a finding points before it is resolved to a pointer and a line:column.
+    enum Target {
+        case node(Int)
+        case header(String)
+        case syntax(SourceLocation)
+    }
+
+    struct Finding {
+        var rule: RuleID
+        var message: String
+        var target: Target
+    }
+
+    let linter: Linter
+    let bytes: [UInt8]
+    let context: LintContext
+    let pushType: PushType?
+    var findings: [Finding] = []
+    var document: JSONDocument?
+    /// The document was recovered from syntax errors: values are readable, sizes are not
+    /// meaningful.
+    var recovered = false
+
+    /// `aps`, when it is an object.
+    var aps: Node?
+    /// The value of each Apple-defined `aps` key present (the first, if duplicated).
+    var apsValues: KeySlots<APSKey>
+    /// The `alert` dictionary, when `alert` is one.
+    var alert: Node?
+    var alertValues: KeySlots<AlertKey>
+
+    init(linter: Linter, bytes: [UInt8], context: LintContext) {
+        self.linter = linter
+        self.bytes = bytes
+        self.context = context
+        self.pushType = context.knownPushType
+        self.apsValues = KeySlots()
+        self.alertValues = KeySlots()
+    }
+
+    // MARK: Reporting
+
+    @inline(__always)
+    func isActive(_ rule: RuleID) -> Bool { linter.active.contains(rule) }
+
+    /// Records a finding; the message is built only if the rule runs.
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at target: Target) {
+        guard isActive(rule) else { return }
+        findings.append(Finding(rule: rule, message: message(), target: target))
+    }
+
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at node: Node) {
+        report(rule, message(), at: .node(node.index))
+    }
+
+    // MARK: Running
+
+    mutating func run() {
+        checkHeaders()
+        guard !bytes.isEmpty else {
+            report(.payloadEmpty, "the body is empty; APNs answers 400 PayloadEmpty", at: .syntax(SourceLocation(offset: 0, line: 1, column: 1)))
+            return
+        }
+        let parser = JSONParser(options: linter.configuration.parserOptions)
+        do {
+            document = try parser.parse(bytes)
+        } catch {
+            let (recoveredDocument, errors) = parser.parseRecovering(bytes)
+            for error in errors {
+                report(.invalidJSON, "the body is not JSON: \(error.message)", at: .syntax(error.location))
+            }
+            guard let recoveredDocument else { return }
+            document = recoveredDocument
+            recovered = true
+        }
+        guard let document else { return }
+        if !recovered { checkSize(document) }
+        let root = document.root
+        guard root.kind == .object else {
+            report(.payloadNotObject, "the payload is \(root.kind); it must be a JSON object holding \"aps\"", at: root)
+            return
+        }
+        checkDuplicateKeys(document)
+        indexPayload(root)
+        checkForm(root)
+        checkTooling(root)
+        if let aps {
+            checkKeys(aps)
+            checkSilent()
+            checkPushTypeAgainstPayload()
+            checkLocalization()
+        } else {
+            checkPushTypeAgainstPayload()
+        }
+        checkSensitiveData(root)
+    }
+
+    /// Finds `aps`, the Apple keys inside it and the `alert` dictionary.
+    mutating func indexPayload(_ root: Node) {
+        for member in root.members where member.keyNode.stringEquals("aps") {
+            if member.value.kind == .object { aps = member.value } else { aps = nil }
+            break
+        }
+        guard let aps else { return }
+        apsValues.index(aps)
+        if let alertValue = apsValues[.alert], alertValue.kind == .object {
+            alert = alertValue
+            alertValues.index(alertValue)
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Resolves targets to pointers and line:columns, and orders the findings: header findings
+    /// first, then by position.
+    func finish() -> LintReport {
+        let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
+        var diagnostics: [LintDiagnostic] = []
+        diagnostics.reserveCapacity(findings.count)
+        var locator: SourceLocator?
+        for finding in findings {
+            let severity = linter.severity(of: finding.rule)
+            switch finding.target {
+            case .header(let name):
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .header(name), location: nil))
+            case .syntax(let location):
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
+            case .node(let index):
+                guard let document, let node = document.node(at: index) ?? document.node(at: index + 1) else { continue }
+                if locator == nil { locator = SourceLocator(bytes: document.bytes) }
+                let location = locator!.location(ofOffset: node.byteRange.lowerBound)
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(document.pointer(to: node)), location: location))
+            }
+        }
+        diagnostics.sort { lhs, rhs in
+            switch (lhs.location, rhs.location) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let left?, let right?): return left.offset < right.offset
+            }
+        }
+        return LintReport(diagnostics: diagnostics, byteCount: bytes.count, limit: limit, document: document)
+    }
+}
+
+/// The value node of each key of one kind present in an object, by key ordinal.
+struct KeySlots<Key: KnownKey> {
+    private var slots: [Int32]
+    private var document: JSONDocument?
+
+    init() {
+        slots = []
+    }
+
+    /// Records the first value of each known key of `object`.
+    mutating func index(_ object: JSONDocument.Node) {
+        slots = [Int32](repeating: -1, count: Key.allCases.count)
+        document = object.document
+        for member in object.members {
+            let key: Key? = member.keyNode.withUTF8 { Key(utf8: $0) } ?? nil
+            guard let key, slots[key.ordinal] < 0 else { continue }
+            slots[key.ordinal] = Int32(member.value.index)
+        }
+    }
+
+    subscript(_ key: Key) -> JSONDocument.Node? {
+        guard !slots.isEmpty, let document else { return nil }
+        let index = slots[key.ordinal]
+        return index < 0 ? nil : document.node(at: Int(index))
+    }
+
+    func has(_ key: Key) -> Bool { !slots.isEmpty && slots[key.ordinal] >= 0 }
+}

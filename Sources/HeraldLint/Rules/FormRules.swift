@@ -1,0 +1,129 @@
+import HeraldJSON
+import HeraldPayload
+import HeraldProtocol
+
+extension LintRule {
+    static let payloadEmpty = LintRule(
+        .payloadEmpty, .error, .form,
+        summary: "The body is empty.",
+        rationale: "APNs rejects an empty body with 400 PayloadEmpty (reference §1.4).",
+        apnsReason: .payloadEmpty,
+        triggering: [LintExample("")],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi"}}"#)])
+
+    static let invalidJSON = LintRule(
+        .invalidJSON, .error, .form,
+        summary: "The body is not valid JSON.",
+        rationale: "A payload is a JSON dictionary (seed 000, \"Payload Keys\": RFC 4627). The seeds' fifth example lacks a comma and a copy of it uses typographic quotes; both break the payload.",
+        triggering: [
+            LintExample("{\n  \"aps\" : {\n    \"category\" : \"NEW_MESSAGE_CATEGORY\"\n    \"badge\" : 3\n  }\n}"),
+            LintExample("{\"aps\":{\"sound\":“chime.aiff\"}}"),
+            LintExample("{\"aps\":{\"badge\":1,}}"),
+        ],
+        nonTriggering: [LintExample(#"{"aps":{"category":"NEW_MESSAGE_CATEGORY","badge":3}}"#)])
+
+    static let payloadNotObject = LintRule(
+        .payloadNotObject, .error, .form,
+        summary: "The body is JSON but not an object.",
+        rationale: "The payload must be a JSON dictionary containing the aps dictionary (seed 000, \"Payload Keys\"; seed 001, \"Create the JSON payload\").",
+        triggering: [LintExample(#"["aps"]"#), LintExample(#""Hello""#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
+
+    static let duplicateKey = LintRule(
+        .duplicateKey, .warning, .form,
+        summary: "An object gives the same key twice.",
+        rationale: "JSON leaves duplicate keys undefined: APNs, the device and your service extension may each keep a different one. Herald keeps both and reports the later one.",
+        triggering: [LintExample(#"{"aps":{"badge":1,"badge":2}}"#), LintExample(#"{"aps":{},"id":1,"id":2}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"badge":1},"badge":2}"#)])
+
+    static let apsMissing = LintRule(
+        .apsMissing, .error, .form,
+        summary: "The payload has no aps dictionary.",
+        rationale: "\"This dictionary must contain another dictionary identified by the aps key\" (seed 000). Alert, background, Live Activity, widget and control pushes need it; MDM, VoIP, location, File Provider and Push to Talk payloads may do without.",
+        triggering: [LintExample(#"{"alert":"Hi"}"#), LintExample.request(#"{"acme":1}"#, pushType: "alert", topic: "com.example.app")],
+        nonTriggering: [LintExample.request(#"{"mdm":"3B5E7F2A"}"#, pushType: "mdm", topic: "com.apple.mgmt.External.1"), LintExample(#"{"aps":{"alert":"Hi"}}"#)])
+
+    static let apsNotObject = LintRule(
+        .apsNotObject, .error, .form,
+        summary: "aps is not a dictionary.",
+        rationale: "aps is a dictionary of Apple-defined keys (seed 000, Table 5-1; seed 001, Table 1).",
+        triggering: [LintExample(#"{"aps":"Hello"}"#), LintExample(#"{"aps":[]}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
+
+    static let apsEmpty = LintRule(
+        .apsEmpty, .warning, .form,
+        summary: "aps is an empty dictionary: the notification does nothing.",
+        rationale: "The aps dictionary should contain one or more properties (seed 000, \"Payload Keys\"); empty, there is nothing to show, play, badge or wake.",
+        triggering: [LintExample(#"{"aps":{},"acme":1}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"badge":0}}"#)])
+
+    static let appleKeyOutsideAPS = LintRule(
+        .appleKeyOutsideAPS, .warning, .form,
+        summary: "An Apple key (alert, badge, sound, …) sits beside aps instead of inside it.",
+        rationale: "Apple's keys only take effect inside the aps dictionary (seed 001, Table 1); beside it they are custom data the system ignores.",
+        triggering: [LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi","badge":3},"acme":1}"#)])
+}
+
+extension LintPass {
+    /// Push types whose payload must carry `aps` (reference §1.3, §5, §9).
+    static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
+
+    mutating func checkForm(_ root: Node) {
+        var apsValue: Node?
+        for member in root.members {
+            let isAPS = member.keyNode.stringEquals("aps")
+            if isAPS {
+                if apsValue == nil { apsValue = member.value }
+                continue
+            }
+            if member.value.isNull {
+                report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
+            }
+            if isActive(.appleKeyOutsideAPS), let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
+                report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", at: member.value)
+            }
+        }
+        guard let apsValue else {
+            let needsAPS = pushType.map { Self.typesNeedingAPS.contains($0) } ?? (context.pushType == nil)
+            if needsAPS {
+                let near = root.members.first { ($0.key.lowercased() == "aps" || $0.key.lowercased() == "\"aps\"") }
+                let hint = near.map { "; \"\($0.key)\" is not \"aps\": keys are case-sensitive" } ?? ""
+                let forType = pushType.map { " for \($0.rawValue) pushes" } ?? ""
+                report(.apsMissing, "the payload has no \"aps\" dictionary\(forType)\(hint)", at: root)
+            }
+            return
+        }
+        guard apsValue.kind == .object else {
+            report(.apsNotObject, "\"aps\" is \(apsValue.kind); it must be a dictionary", at: apsValue)
+            return
+        }
+        if apsValue.count == 0 {
+            report(.apsEmpty, "\"aps\" is empty: nothing to show, play, badge or wake", at: apsValue)
+        }
+    }
+
+    /// Reports the later of every pair of equal keys, in every object of the document.
+    mutating func checkDuplicateKeys(_ document: JSONDocument) {
+        guard isActive(.duplicateKey) else { return }
+        for index in document.nodeIndices {
+            guard let object = document.node(at: index), object.kind == .object, object.count > 1 else { continue }
+            if object.count <= 16 {
+                var seen: [Node] = []
+                seen.reserveCapacity(object.count)
+                for member in object.members {
+                    if seen.contains(where: { member.keyNode.hasSameString(as: $0) }) {
+                        report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
+                    } else {
+                        seen.append(member.keyNode)
+                    }
+                }
+            } else {
+                var seen = Set<String>()
+                for member in object.members where !seen.insert(member.key).inserted {
+                    report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import HeraldJSON
+import HeraldPayload
+import HeraldProtocol
+
+extension LintRule {
+    static let keyType = LintRule(
+        .keyType, .error, .keys,
+        summary: "An Apple key has a value of the wrong JSON type.",
+        rationale: "Each key has one type in Apple's tables (seed 000, Tables 5-1 and 5-2; seed 001, Tables 1 to 3): alert is a string or dictionary, badge a number, sound a string or dictionary, content-state a dictionary, and so on. A value of another type is ignored or breaks decoding on the device.",
+        triggering: [
+            LintExample(#"{"aps":{"badge":"5"}}"#),
+            LintExample(#"{"aps":{"alert":{"title":7}}}"#),
+            LintExample(#"{"aps":{"sound":{"critical":1,"volume":"loud"}}}"#),
+            LintExample(#"{"aps":{"content-state":[1,2]}}"#),
+        ],
+        nonTriggering: [
+            LintExample(#"{"aps":{"badge":5,"sound":"default","alert":{"title":"t","body":"b"}}}"#),
+            LintExample.headers(#"{"aps":{"event":"start","timestamp":1,"alert":{"title":{"loc-key":"%@ joined","loc-args":["Ann"]}}}}"#, pushType: "liveactivity"),
+        ])
+
+    static let badgeInvalid = LintRule(
+        .badgeInvalid, .error, .keys,
+        summary: "badge is not a whole number from 0 up.",
+        rationale: "badge is \"the number to display as the badge of the app icon\"; 0 removes it (seed 000, Table 5-1). Negative or fractional numbers have no badge to show.",
+        triggering: [LintExample(#"{"aps":{"badge":-1}}"#), LintExample(#"{"aps":{"badge":2.5}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"badge":0}}"#), LintExample(#"{"aps":{"badge":99}}"#)])
+
+    static let flagNotOne = LintRule(
+        .flagNotOne, .warning, .keys,
+        summary: "content-available, mutable-content or input-push-token is not 1 (or content-changed is not true).",
+        rationale: "These flags take effect with the value 1 (seed 000, Table 5-1; seed 001, Table 1; reference §5); content-changed with true (reference §1.3). Any other value does not do what it looks like: omit the key instead.",
+        triggering: [LintExample(#"{"aps":{"content-available":0}}"#), LintExample(#"{"aps":{"mutable-content":2,"alert":"x"}}"#), LintExample(#"{"aps":{"content-changed":false}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"content-available":1}}"#), LintExample(#"{"aps":{"content-changed":true}}"#)])
+
+    static let soundInvalid = LintRule(
+        .soundInvalid, .error, .keys,
+        summary: "The sound is empty, or the critical-alert dictionary has critical other than 0 or 1 or a volume outside 0 to 1.",
+        rationale: "sound names a file or \"default\"; the critical dictionary takes critical 1 and a volume between 0 (silent) and 1 (full volume) (seed 001, Table 3).",
+        triggering: [LintExample(#"{"aps":{"sound":""}}"#), LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1.5}}}"#), LintExample(#"{"aps":{"sound":{"critical":2,"name":"a.caf"}}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"default","volume":0.8}}}"#), LintExample(#"{"aps":{"sound":"chime.aiff"}}"#)])
+
+    static let interruptionLevelInvalid = LintRule(
+        .interruptionLevelInvalid, .error, .keys,
+        summary: "interruption-level is not passive, active, time-sensitive or critical.",
+        rationale: "The four values correspond to UNNotificationInterruptionLevel (seed 001, Table 1).",
+        triggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"urgent"}}"#), LintExample(#"{"aps":{"alert":"x","interruption-level":"timeSensitive"}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"time-sensitive"}}"#)])
+
+    static let relevanceScoreRange = LintRule(
+        .relevanceScoreRange, .warning, .keys,
+        summary: "relevance-score is outside 0 to 1 on a notification that is not a Live Activity update.",
+        rationale: "relevance-score is \"a number between 0 and 1\"; only Live Activity updates may use any Double (seed 001, Table 1).",
+        triggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":75}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":0.75}}"#), LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{},"relevance-score":75}}"#, pushType: "liveactivity")])
+
+    static let liveActivityEventInvalid = LintRule(
+        .liveActivityEventInvalid, .error, .keys,
+        summary: "event is not start, update or end.",
+        rationale: "\"To start the Live Activity, use start. To update the Live Activity, use update. To end the Live Activity, use end\" (seed 001, Table 1).",
+        triggering: [LintExample(#"{"aps":{"event":"stop","timestamp":1}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"event":"end","timestamp":1}}"#)])
+
+    static let dateInMilliseconds = LintRule(
+        .dateInMilliseconds, .warning, .keys,
+        summary: "timestamp, stale-date or dismissal-date looks like milliseconds.",
+        rationale: "These are UNIX timestamps in seconds (seed 001, Table 1; reference §5). A value above 10^11 is in the year 5138 as seconds, so it is almost certainly milliseconds.",
+        triggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000000,"content-state":{}}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{}}}"#)])
+
+    static let unknownAPSKey = LintRule(
+        .unknownAPSKey, .warning, .keys,
+        summary: "aps holds a key Apple does not define.",
+        rationale: "\"Don't add your own custom keys to the aps dictionary; APNs ignores custom keys. Instead, add your custom keys as peers of the aps dictionary\" (seed 001). A near miss of an Apple key (content_available, threadId) silently does nothing.",
+        triggering: [LintExample(#"{"aps":{"content_available":1}}"#), LintExample(#"{"aps":{"alert":"x","gameID":"1"}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"content-available":1},"gameID":"1"}"#)])
+
+    static let unknownAlertKey = LintRule(
+        .unknownAlertKey, .warning, .keys,
+        summary: "The alert dictionary holds a key Apple does not define.",
+        rationale: "The alert dictionary has a fixed set of keys (seed 000, Table 5-2; seed 001, Table 2); others are ignored.",
+        triggering: [LintExample(#"{"aps":{"alert":{"titel":"Hi","body":"b"}}}"#), LintExample(#"{"aps":{"alert":{"body":"b","sound":"default"}}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Hi","subtitle":"s","body":"b"}}}"#)])
+
+    static let unknownSoundKey = LintRule(
+        .unknownSoundKey, .warning, .keys,
+        summary: "The critical-alert sound dictionary holds a key Apple does not define.",
+        rationale: "The sound dictionary has three keys: critical, name and volume (seed 001, Table 3).",
+        triggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","level":1}}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1}}}"#)])
+
+    static let legacyAlertKey = LintRule(
+        .legacyAlertKey, .info, .keys,
+        summary: "The alert uses a legacy key: action-loc-key, action, summary-arg or summary-arg-count.",
+        rationale: "These keys are in the older guide (seed 000, Table 5-2) and libraries still send them, but Apple's current table (seed 001, Table 2) no longer lists them; current systems take actions from the category instead.",
+        triggering: [LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker","action-loc-key":"PLAY"}}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"category":"GAME_INVITATION"}}"#)])
+
+    static let customValueNull = LintRule(
+        .customValueNull, .warning, .keys,
+        summary: "A custom key beside aps has the value null.",
+        rationale: "\"Custom values must use the JSON structured and primitive types: dictionary (object), array, string, number, and Boolean\" (seed 000). null is not among them; omit the key.",
+        triggering: [LintExample(#"{"aps":{"alert":"x"},"gameID":null}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"x"},"gameID":"12345678","tags":[null]}"#)])
+}
+
+extension LintPass {
+    /// What JSON kinds each aps key takes, and how to say it (seed 000 Table 5-1, seed 001 Table 1).
+    static func expectedKinds(_ key: APSKey) -> (kinds: [JSONKind], phrase: String) {
+        switch key {
+        case .alert: ([.string, .object], "a string or a dictionary")
+        case .sound: ([.string, .object], "a sound name or a critical-alert dictionary")
+        case .badge, .contentAvailable, .mutableContent, .relevanceScore, .timestamp, .staleDate, .dismissalDate,
+             .inputPushToken: ([.number], "a number")
+        case .threadID, .category, .targetContentID, .interruptionLevel, .filterCriteria, .event, .attributesType,
+             .inputPushChannel: ([.string], "a string")
+        case .contentState, .attributes: ([.object], "a dictionary")
+        case .contentChanged: ([.bool], "true")
+        }
+    }
+
+    /// Whether the payload is a Live Activity push: by header, or by its keys when the push type
+    /// is unknown.
+    var isLiveActivity: Bool {
+        if let pushType { return pushType == .liveactivity }
+        return apsValues.has(.event) || apsValues.has(.contentState) || apsValues.has(.attributesType)
+    }
+
+    mutating func checkKeys(_ aps: Node) {
+        for member in aps.members {
+            guard let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil else {
+                reportUnknown(member, rule: .unknownAPSKey, place: "aps", candidates: APSKey.allCases.map(\.description),
+                              alsoCheck: AlertKey.allCases.map(\.description), alsoPlace: "alert")
+                continue
+            }
+            let value = member.value
+            let expected = Self.expectedKinds(key)
+            guard expected.kinds.contains(value.kind) else {
+                report(.keyType, "\"\(key)\" must be \(expected.phrase), found \(value.kind)", at: value)
+                continue
+            }
+            checkValue(of: key, value)
+        }
+        if let alert { checkAlertKeys(alert) }
+        if case .some(let sound) = apsValues[.sound], sound.kind == .object { checkSoundDictionary(sound) }
+    }
+
+    mutating func checkValue(of key: APSKey, _ value: Node) {
+        switch key {
+        case .badge:
+            if let number = value.number {
+                if let integer = number.integralValue, integer >= 0, integer <= Int64(Int32.max) { break }
+                report(.badgeInvalid, "badge \(number.text) is not a whole number from 0 up; 0 clears the badge", at: value)
+            }
+        case .contentAvailable, .mutableContent, .inputPushToken:
+            if let number = value.number, number.integralValue != 1 {
+                report(.flagNotOne, "\"\(key)\": \(number.text) has no effect; the value that works is 1 (omit the key otherwise)", at: value)
+            }
+        case .contentChanged:
+            if value.boolValue == false {
+                report(.flagNotOne, "\"content-changed\": false asks for nothing; the value that works is true", at: value)
+            }
+        case .sound:
+            if let name = value.stringValue, name.isEmpty {
+                report(.soundInvalid, "sound is an empty string; name a sound file or \"default\"", at: value)
+            }
+        case .interruptionLevel:
+            if let level = value.stringValue, !InterruptionLevel(rawValue: level).isKnown {
+                let suggestion = KeySuggester.suggestion(for: level, among: InterruptionLevel.known.map(\.rawValue)).map { "; did you mean \"\($0)\"?" } ?? ""
+                report(.interruptionLevelInvalid, "interruption-level \"\(level)\" is not passive, active, time-sensitive or critical\(suggestion)", at: value)
+            }
+        case .relevanceScore:
+            if let score = value.doubleValue, !(0...1).contains(score), !isLiveActivity {
+                report(.relevanceScoreRange, "relevance-score \(value.sourceText) is outside 0 to 1; only Live Activity updates may use other values", at: value)
+            }
+        case .event:
+            if let event = value.stringValue, !LiveActivityEvent(rawValue: event).isKnown {
+                report(.liveActivityEventInvalid, "event \"\(event)\" is not start, update or end", at: value)
+            }
+        case .timestamp, .staleDate, .dismissalDate:
+            if let seconds = value.doubleValue, seconds > Double(Expiration.millisecondsThreshold) {
+                report(.dateInMilliseconds, "\"\(key)\": \(value.sourceText) is in the year \(Self.year(ofEpochSeconds: seconds)) as seconds; it looks like milliseconds (divide by 1000)", at: value)
+            }
+        default:
+            break
+        }
+    }
+
+    mutating func checkAlertKeys(_ alert: Node) {
+        for member in alert.members {
+            guard let key = member.keyNode.withUTF8({ AlertKey(utf8: $0) }) ?? nil else {
+                reportUnknown(member, rule: .unknownAlertKey, place: "the alert dictionary",
+                              candidates: AlertKey.allCases.map(\.description), alsoCheck: APSKey.allCases.map(\.description), alsoPlace: "aps")
+                continue
+            }
+            let value = member.value
+            if key.isLegacy {
+                report(.legacyAlertKey, "\"\(key)\" is a legacy key, not in Apple's current alert table; actions come from the category now", at: value)
+            }
+            switch key {
+            case .title, .subtitle, .body:
+                if value.kind == .string { continue }
+                if value.kind == .object && isLiveActivity {
+                    checkLocalizedText(value)
+                } else {
+                    let liveActivityNote = value.kind == .object ? " (a {loc-key, loc-args} dictionary is only for Live Activity alerts)" : ""
+                    report(.keyType, "\"\(key)\" must be a string, found \(value.kind)\(liveActivityNote)", at: value)
+                }
+            case .launchImage, .subtitleLocKey, .locKey, .action, .summaryArg:
+                if value.kind != .string { report(.keyType, "\"\(key)\" must be a string, found \(value.kind)", at: value) }
+            case .titleLocKey, .actionLocKey:
+                if value.kind != .string && !value.isNull {
+                    report(.keyType, "\"\(key)\" must be a string or null, found \(value.kind)", at: value)
+                }
+            case .titleLocArgs:
+                if value.kind != .array && !value.isNull {
+                    report(.keyType, "\"\(key)\" must be an array of strings or null, found \(value.kind)", at: value)
+                }
+            case .subtitleLocArgs, .locArgs:
+                if value.kind != .array { report(.keyType, "\"\(key)\" must be an array of strings, found \(value.kind)", at: value) }
+            case .summaryArgCount:
+                if value.kind != .number { report(.keyType, "\"\(key)\" must be a number, found \(value.kind)", at: value) }
+            case .sound:
+                if !isLiveActivity {
+                    report(.unknownAlertKey, "\"sound\" belongs in aps, not in the alert dictionary (only Live Activity alerts carry it there)", at: value)
+                } else if value.kind != .string && value.kind != .object {
+                    report(.keyType, "\"sound\" must be a sound name or a critical-alert dictionary, found \(value.kind)", at: value)
+                } else if value.kind == .object {
+                    checkSoundDictionary(value)
+                }
+            }
+        }
+    }
+
+    /// A Live Activity alert's `{"loc-key": …, "loc-args": […]}` title or body.
+    mutating func checkLocalizedText(_ text: Node) {
+        guard let key = text["loc-key"] else {
+            report(.keyType, "a localized text dictionary needs \"loc-key\"", at: text)
+            return
+        }
+        if key.kind != .string { report(.keyType, "\"loc-key\" must be a string, found \(key.kind)", at: key) }
+        if let arguments = text["loc-args"], arguments.kind != .array {
+            report(.keyType, "\"loc-args\" must be an array of strings, found \(arguments.kind)", at: arguments)
+        }
+    }
+
+    mutating func checkSoundDictionary(_ sound: Node) {
+        for member in sound.members {
+            let value = member.value
+            switch member.keyNode.withUTF8({ SoundKey(utf8: $0) }) ?? nil {
+            case .critical?:
+                guard let number = value.number else {
+                    report(.keyType, "\"critical\" must be a number, found \(value.kind)", at: value)
+                    continue
+                }
+                if number.integralValue != 1 && number.integralValue != 0 {
+                    report(.soundInvalid, "critical \(number.text) is not 1 (critical alert) or 0", at: value)
+                }
+            case .name?:
+                if value.kind != .string {
+                    report(.keyType, "\"name\" must be a string, found \(value.kind)", at: value)
+                } else if value.stringValue?.isEmpty == true {
+                    report(.soundInvalid, "the sound name is empty; name a sound file or \"default\"", at: value)
+                }
+            case .volume?:
+                guard let volume = value.doubleValue else {
+                    report(.keyType, "\"volume\" must be a number, found \(value.kind)", at: value)
+                    continue
+                }
+                if !(0...1).contains(volume) {
+                    report(.soundInvalid, "volume \(value.sourceText) is outside 0 (silent) to 1 (full volume)", at: value)
+                }
+            case nil:
+                reportUnknown(member, rule: .unknownSoundKey, place: "the sound dictionary", candidates: SoundKey.allCases.map(\.description))
+            }
+        }
+    }
+
+    /// An unknown key, with the known key it most likely meant.
+    mutating func reportUnknown(
+        _ member: JSONDocument.Member, rule: RuleID, place: String, candidates: [String],
+        alsoCheck others: [String] = [], alsoPlace: String = ""
+    ) {
+        guard isActive(rule) else { return }
+        let key = member.key
+        if let suggestion = KeySuggester.suggestion(for: key, among: candidates) {
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", at: member.value)
+        } else if !alsoPlace.isEmpty, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", at: member.value)
+        } else if rule == .unknownAPSKey {
+            report(rule, "\"\(key)\" is not an Apple key; APNs ignores custom keys inside aps: move it beside aps", at: member.value)
+        } else {
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored", at: member.value)
+        }
+    }
+
+    /// The calendar year of a UNIX time (for messages only).
+    static func year(ofEpochSeconds seconds: Double) -> Int {
+        Int(1970 + seconds / 31_556_952)
+    }
+}

@@ -1,0 +1,75 @@
+import HeraldJSON
+import HeraldProtocol
+
+extension LintRule {
+    static let payloadTooLarge = LintRule(
+        .payloadTooLarge, .error, .size,
+        summary: "The body is over the push type's size limit.",
+        rationale: "APNs refuses payloads over 4096 bytes, 5120 for VoIP and broadcast pushes, counted in bytes of the body as sent, with 413 PayloadTooLarge (seed 001; reference §4).",
+        apnsReason: .payloadTooLarge,
+        triggering: [
+            LintExample.headers(#"{"aps":{"alert":""# + String(repeating: "a", count: 4090) + #""}}"#, pushType: "alert"),
+            LintExample.headers(#"{"aps":{},"data":""# + String(repeating: "안", count: 1710) + #""}"#, pushType: "voip"),
+        ],
+        nonTriggering: [
+            LintExample.headers(#"{"aps":{},"data":""# + String(repeating: "a", count: 5000) + #""}"#, pushType: "voip"),
+            LintExample(#"{"aps":{"alert":"Hi"}}"#),
+        ])
+
+    static let payloadNearLimit = LintRule(
+        .payloadNearLimit, .info, .size,
+        summary: "The body uses more than 90% of its size limit.",
+        rationale: "A payload close to the limit breaks as soon as a name or a translation grows (reference §4). Send less data, or fetch it in a notification service extension.",
+        triggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 3800) + #""}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 3000) + #""}}"#)])
+
+    static let payloadOverLegacyLimit = LintRule(
+        .payloadOverLegacyLimit, .info, .size,
+        summary: "The body is over the legacy binary interface's 2048-byte limit.",
+        rationale: "The older guide gives 2048 bytes for the legacy binary interface (seed 000); tools and services built for it may still truncate or refuse larger payloads. HTTP/2 allows 4096.",
+        triggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 2500) + #""}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 1500) + #""}}"#)])
+
+    static let payloadNotCompact = LintRule(
+        .payloadNotCompact, .info, .size,
+        summary: "The body contains whitespace that costs bytes (opt-in).",
+        rationale: "\"In practice, omit whitespace and line breaks to reduce the size of the payload\" (seed 000, \"Examples of JSON Payloads\"). Opt-in, since most senders compact payloads themselves; herald fmt writes the compact form.",
+        enabledByDefault: false,
+        triggering: [LintExample("{\n  \"aps\" : { \"alert\" : \"Hi\" }\n}")],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi"}}"#)])
+}
+
+extension LintPass {
+    mutating func checkSize(_ document: JSONDocument) {
+        let size = bytes.count
+        let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
+        let root = document.root
+        let compact = compactSizeIfDifferent(document)
+        let compactNote = compact.map { "; compact, it would be \($0) bytes (herald fmt)" } ?? ""
+        let limitScope = self.limitScope
+        if size > limit {
+            report(.payloadTooLarge, "\(size) bytes, over the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
+        } else if Double(size) > Double(limit) * linter.configuration.nearLimitFraction {
+            report(.payloadNearLimit, "\(size) bytes, \(Int((Double(size) / Double(limit) * 100).rounded(.down)))% of the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
+        } else if size > PayloadLimit.legacyBinary {
+            report(.payloadOverLegacyLimit, "\(size) bytes, over the legacy binary interface's \(PayloadLimit.legacyBinary)-byte limit (HTTP/2 allows \(limit))\(compactNote)", at: root)
+        }
+        if let compact, isActive(.payloadNotCompact) {
+            report(.payloadNotCompact, "\(size - compact) of the \(size) bytes are whitespace or longer escapes; the compact form is \(compact) bytes", at: root)
+        }
+    }
+
+    var limitScope: String {
+        if context.endpoint == .broadcast { return "broadcast pushes" }
+        guard let pushType else { return "device pushes (5120 for voip)" }
+        return "\(pushType.rawValue) pushes"
+    }
+
+    /// The compact size, or `nil` if the body is already compact (decided from the tape, so a
+    /// compact body costs no second pass).
+    func compactSizeIfDifferent(_ document: JSONDocument) -> Int? {
+        if document.isCompact { return nil }
+        let compact = document.compactByteCount
+        return compact == bytes.count ? nil : compact
+    }
+}

@@ -1,0 +1,93 @@
+import HeraldJSON
+import HeraldLint
+import HeraldProtocol
+import Testing
+
+@Suite("Messages and locations")
+struct LintMessageTests {
+    @Test("size messages state the figures")
+    func sizeMessage() throws {
+        // 4161 bytes: {"aps":{"alert":"…"}} is 20 bytes of structure.
+        let body = #"{"aps":{"alert":""# + String(repeating: "a", count: 4141) + #""}}"#
+        #expect(body.utf8.count == 4161)
+        let report = Linter().lint(body, context: LintContext(pushType: "alert"))
+        let diagnostic = try #require(report.diagnostics.first { $0.rule == .payloadTooLarge })
+        #expect(diagnostic.message == "4161 bytes, over the 4096-byte limit for alert pushes")
+        #expect(diagnostic.pointer == .root)
+        #expect(report.limit == 4096 && report.byteCount == 4161)
+        #expect(report.apnsRejection == .payloadTooLarge)
+        let voip = Linter().lint(body, context: LintContext(pushType: "voip"))
+        #expect(!voip.diagnostics.contains { $0.rule == .payloadTooLarge })
+        #expect(voip.limit == 5120)
+    }
+
+    @Test("a pretty body over the limit says how big its compact form is")
+    func compactNote() throws {
+        let body = "{\n" + String(repeating: " ", count: 4100) + "\"aps\" : { \"alert\" : \"Hi\" }\n}"
+        let diagnostic = try #require(Linter().lint(body).diagnostics.first { $0.rule == .payloadTooLarge })
+        #expect(diagnostic.message.hasSuffix("; compact, it would be 22 bytes (herald fmt)"))
+    }
+
+    @Test("did-you-mean for near misses of Apple keys", arguments: [
+        ("content_available", "content-available"), ("contentAvailable", "content-available"), ("thread_id", "thread-id"),
+        ("threadId", "thread-id"), ("mutableContent", "mutable-content"), ("Badge", "badge"), ("sounds", "sound"),
+        ("interruption_level", "interruption-level"), ("relevance-scor", "relevance-score"),
+    ])
+    func suggestions(_ key: String, _ suggestion: String) throws {
+        let report = Linter().lint(#"{"aps":{"alert":"x",""# + key + #"":1}}"#)
+        let diagnostic = try #require(report.diagnostics.first { $0.rule == .unknownAPSKey })
+        #expect(diagnostic.message.contains("did you mean \"\(suggestion)\"?"), "\(diagnostic.message)")
+        #expect(diagnostic.pointer?.description == "/aps/\(key)")
+    }
+
+    @Test("an alert key inside aps is pointed to the alert dictionary")
+    func alertKeyInAPS() throws {
+        let diagnostic = try #require(Linter().lint(#"{"aps":{"title":"Hi","body":"x"}}"#).diagnostics.first { $0.rule == .unknownAPSKey })
+        #expect(diagnostic.message.contains("\"title\" belongs in alert"))
+    }
+
+    @Test("header findings carry the header, come first, and map to APNs reasons")
+    func headers() throws {
+        let context = LintContext(pushType: "alert", priority: "7", collapseID: String(repeating: "x", count: 65), isRequest: true)
+        let report = Linter().lint(#"{"aps":{"alert":"x"}}"#, context: context)
+        #expect(report.diagnostics.first?.header != nil)
+        let priority = try #require(report.diagnostics.first { $0.rule == .priorityInvalid })
+        #expect(priority.header == "apns-priority")
+        #expect(priority.location == nil)
+        // The collapse id comes before the priority in APNs's (pushy's) order of checks.
+        #expect(report.apnsRejection == .badCollapseID)
+    }
+
+    @Test("a clean payload has no findings and no rejection")
+    func clean() {
+        let report = Linter().lint(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":5,"sound":"default"},"gameID":"12345678"}"#,
+                                   context: LintContext(pushType: "alert", priority: "10", topic: "com.example.app", isRequest: true))
+        #expect(report.diagnostics.isEmpty, "\(report.diagnostics.map(\.message))")
+        #expect(report.apnsRejection == nil)
+    }
+
+    @Test("background priority defaults: absent header means 10 only when the headers are complete")
+    func defaultPriority() {
+        let body = #"{"aps":{"content-available":1}}"#
+        #expect(Linter().lint(body, context: LintContext(pushType: "background", topic: "t", isRequest: true)).diagnostics.contains { $0.rule == .backgroundPriority })
+        #expect(!Linter().lint(body, context: LintContext(pushType: "background")).diagnostics.contains { $0.rule == .backgroundPriority })
+        #expect(Linter().lint(body, context: LintContext(priority: "10")).diagnostics.contains { $0.rule == .backgroundPriority })
+    }
+
+    @Test("sensitive data recognisers")
+    func sensitive() {
+        func rules(_ body: String) -> Set<RuleID> { Set(Linter().lint(body).diagnostics.map(\.rule)) }
+        #expect(rules(#"{"aps":{},"c":"4012-8888-8888-1881"}"#).contains(.sensitiveCardNumber))
+        #expect(rules(#"{"aps":{},"c":"378282246310005"}"#).contains(.sensitiveCardNumber))
+        #expect(!rules(#"{"aps":{},"c":"4012888888881882"}"#).contains(.sensitiveCardNumber))  // fails Luhn
+        #expect(!rules(#"{"aps":{},"ts":1700000000005}"#).contains(.sensitiveCardNumber))     // timestamp
+        #expect(rules(#"{"aps":{},"to":"Contact: bob.smith+news@mail.example.co.uk."}"#).contains(.sensitiveEmail))
+        #expect(!rules(#"{"aps":{},"to":"user@localhost"}"#).contains(.sensitiveEmail))
+        #expect(rules(#"{"aps":{},"h":"authorization: BEARER abcdefghijklmnopqrstuvwxyz"}"#).contains(.sensitiveToken))
+        #expect(rules(#"{"aps":{},"k":"sk_live_4eC39HqLyjWDarjtT1zdp7dc"}"#).contains(.sensitiveToken))
+        #expect(rules(#"{"aps":{},"api_key":"x"}"#).contains(.sensitiveKeyName))
+        #expect(!rules(#"{"aps":{},"pinned":true,"spinner":"x"}"#).contains(.sensitiveKeyName))
+        // Alert text is not custom data.
+        #expect(!rules(#"{"aps":{"alert":"Mail from jane@example.com"}}"#).contains(.sensitiveEmail))
+    }
+}
