@@ -42,7 +42,7 @@ extension LintCatalog {
     }
 
     private static func render(_ example: LintExample) -> String {
-        var line = "- `\(shorten(example.body))`"
+        var line = example.body.isEmpty ? "- (an empty body)" : "- `\(shorten(example.body))`"
         let headers = describe(example.context)
         if !headers.isEmpty { line += " with \(headers)" }
         return line + "\n"

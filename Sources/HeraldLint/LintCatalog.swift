@@ -39,6 +39,15 @@ public enum LintCatalog {
     /// The rule with an id.
     public static func rule(_ id: RuleID) -> LintRule { byOrdinal[id.ordinal] }
 
+    /// The position of a rule in ``rules``.
+    public static func catalogIndex(of id: RuleID) -> Int { positions[id.ordinal] }
+
+    private static let positions: [Int] = {
+        var table = [Int](repeating: 0, count: RuleID.allCases.count)
+        for (position, rule) in rules.enumerated() { table[rule.id.ordinal] = position }
+        return table
+    }()
+
     /// The order in which APNs checks a request, for rules that mirror its rejections: when a
     /// request breaks several, the first one here is what APNs answers. This follows the pushy
     /// mock server's order (reference §1.4, "Precedence when several errors apply"); Apple does not

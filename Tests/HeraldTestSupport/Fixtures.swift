@@ -7,6 +7,9 @@ public enum Fixtures {
     public static let directory: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
 
+    /// The repository's root directory.
+    public static let repositoryRoot: URL = directory.deletingLastPathComponent().deletingLastPathComponent()
+
     /// The URL of a fixture, such as `seeds/legacy-example-1.json`.
     public static func url(_ relativePath: String) -> URL {
         directory.appendingPathComponent(relativePath)

@@ -1,0 +1,129 @@
+import Foundation
+import HeraldJSON
+import HeraldTestSupport
+import Testing
+
+@Suite("herald lint")
+struct LintCommandTests {
+    @Test("a clean seed example: summary only, exit 0")
+    func clean() throws {
+        let result = try HeraldProcess.run(["lint", Fixtures.url("seeds/listing-1-alert.json").path])
+        #expect(result.status == 0)
+        #expect(result.output == "1 file linted: 0 errors, 0 warnings, 0 infos\n")
+    }
+
+    @Test("the fifth seed example: compiler-style lines, exit 1")
+    func malformed() throws {
+        let path = Fixtures.url("seeds/legacy-example-5-malformed.json").path
+        let result = try HeraldProcess.run(["lint", path])
+        #expect(result.status == 1)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "\(path):4:5: error: the body is not JSON: expected ',' or '}' after an object member, found '\"' (is a ',' missing before this key?) [invalid-json]")
+        #expect(lines.contains { $0.hasPrefix("\(path):11:18: warning: \"jane.appleseed@apple.com\" is an e-mail address") && $0.hasSuffix("[sensitive-email]") })
+        #expect(lines.last == "1 file linted: 1 error, 1 warning, 1 info")
+    }
+
+    @Test("warnings pass unless --strict")
+    func strict() throws {
+        let body = Array(#"{"aps":{"content_available":1}}"#.utf8)
+        #expect(try HeraldProcess.run(["lint"], stdin: body).status == 0)
+        #expect(try HeraldProcess.run(["lint", "--strict"], stdin: body).status == 1)
+        #expect(try HeraldProcess.run(["lint", "--disable", "unknown-aps-key", "--strict"], stdin: body).status == 0)
+    }
+
+    @Test("headers: findings name the header and have no line")
+    func headers() throws {
+        let result = try HeraldProcess.run(["lint", "--push-type", "background", "--priority", "10", "-"], stdin: Array(#"{"aps":{"content-available":1}}"#.utf8))
+        #expect(result.status == 1)
+        #expect(result.output.hasPrefix("<stdin>: error: apns-priority is 10; background pushes must use priority 5 [background-priority]\n"))
+    }
+
+    @Test("--format json is the documented document")
+    func json() throws {
+        let result = try HeraldProcess.run(["lint", "--format", "json", "--priority", "7", Fixtures.url("seeds/legacy-example-2.json").path])
+        #expect(result.status == 1)
+        let document = try JSONDocument(parsing: result.stdout)
+        let file = try #require(document.root["files"]?[0])
+        #expect(file["bytes"]?.int64Value == 216)
+        #expect(file["limit"]?.int64Value == 4096)
+        let header = try #require(file["diagnostics"]?[0])
+        #expect(header["rule"]?.stringValue == "priority-invalid")
+        #expect(header["header"]?.stringValue == "apns-priority")
+        #expect(header["pointer"] == nil && header["line"] == nil)
+        let value = try #require(file["diagnostics"]?[1])
+        #expect(value["pointer"]?.stringValue == "/aps/alert/action-loc-key")
+        #expect(value["line"]?.int64Value == 6 && value["column"]?.int64Value == 26)
+        #expect(document.root["summary"]?.value == ["files": 1, "errors": 1, "warnings": 0, "infos": 1])
+    }
+
+    @Test("--format sarif is SARIF 2.1.0 with the catalog as rules")
+    func sarif() throws {
+        let result = try HeraldProcess.run(["lint", "--format", "sarif", Fixtures.url("seeds/legacy-example-5-malformed.json").path])
+        let document = try JSONDocument(parsing: result.stdout)
+        #expect(document.root["version"]?.stringValue == "2.1.0")
+        let run = try #require(document.root["runs"]?[0])
+        #expect(run["tool"]?["driver"]?["name"]?.stringValue == "herald")
+        let rules = try #require(run["tool"]?["driver"]?["rules"])
+        #expect(rules.count > 50)
+        let results = try #require(run["results"])
+        #expect(results.count == 3)
+        for entry in results.elements {
+            let ruleIndex = try #require(entry["ruleIndex"]?.int64Value)
+            #expect(rules[Int(ruleIndex)]?["id"]?.stringValue == entry["ruleId"]?.stringValue)
+            #expect(["error", "warning", "note"].contains(entry["level"]?.stringValue ?? ""))
+            #expect(entry["locations"]?[0]?["physicalLocation"]?["region"]?["startLine"]?.int64Value != nil)
+        }
+    }
+
+    @Test("--jsonl: PATH:LINENO, blank lines skipped, CRLF tolerated; same output with 1 or 4 jobs")
+    func jsonl() throws {
+        var text = ""
+        for index in 1...3000 {
+            switch index % 5 {
+            case 0: text += #"{"aps":{"badge":-1}}"# + "\r\n"
+            case 1: text += "\n"
+            case 2: text += #"{"aps":{"alert":"ok \#(index)"}}"# + "\n"
+            case 3: text += #"{"aps":{"content_available":1},"mail":"a\#(index)@example.com"}"# + "\n"
+            default: text += #"{"aps":"# + "\n"
+            }
+        }
+        let one = try HeraldProcess.run(["lint", "--jsonl", "--jobs", "1"], stdin: Array(text.utf8))
+        let four = try HeraldProcess.run(["lint", "--jsonl", "--jobs", "4"], stdin: Array(text.utf8))
+        #expect(one.status == 1)
+        #expect(one.stdout == four.stdout)
+        let lines = one.output.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "<stdin>:3:29: warning: \"content_available\" is not a key of aps, so it is ignored; did you mean \"content-available\"? [unknown-aps-key]")
+        #expect(lines[1] == "<stdin>:3:39: warning: \"a3@example.com\" is an e-mail address; custom data should not carry customer information [sensitive-email]")
+        #expect(lines[2] == "<stdin>:4:8: error: the body is not JSON: unexpected end of input; expected a JSON value [invalid-json]")
+        #expect(lines[3] == "<stdin>:5:17: error: badge -1 is not a whole number from 0 up; 0 clears the badge [badge-invalid]")
+        // Per five lines: one blank, one clean, one with two warnings, two with an error each.
+        #expect(lines.last == "2400 payloads linted: 1200 errors, 1200 warnings, 0 infos")
+        let json = try HeraldProcess.run(["lint", "--jsonl", "--format", "json"], stdin: Array(text.utf8))
+        let document = try JSONDocument(parsing: json.stdout)
+        #expect(document.root["files"]?.count == 1800)
+        #expect(document.root["files"]?[0]?["path"]?.stringValue == "<stdin>:3")
+        #expect(document.root["summary"]?["files"]?.int64Value == 2400)
+    }
+
+    @Test("--rules lists the catalog; markdown is the committed reference")
+    func rules() throws {
+        let text = try HeraldProcess.run(["lint", "--rules"])
+        #expect(text.status == 0)
+        #expect(text.output.contains("background-priority"))
+        let markdown = try HeraldProcess.run(["lint", "--rules", "--format", "markdown"])
+        let committed = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("docs/lint-rules.md"), encoding: .utf8)
+        #expect(markdown.output == committed)
+    }
+
+    @Test("usage and I/O problems exit 2")
+    func usage() throws {
+        let missing = try HeraldProcess.run(["lint", "/nonexistent.json"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("cannot read '/nonexistent.json'"))
+        let badRule = try HeraldProcess.run(["lint", "--disable", "no-such-rule"])
+        #expect(badRule.status == 2)
+        #expect(badRule.stderr.contains("'no-such-rule' is not a rule id"))
+        #expect(try HeraldProcess.run(["lint", "--format", "xml"]).status == 2)
+        #expect(try HeraldProcess.run(["lint", "--format", "markdown", "x.json"]).status == 2)
+    }
+}
