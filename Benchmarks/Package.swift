@@ -22,5 +22,6 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        .executableTarget(name: "FoundationLintBaseline"),
     ]
 )

@@ -47,7 +47,7 @@ enum ByteScan {
 
     /// The index of the first byte at or after `start` that is not printable ASCII other than
     /// `"` and `\` (what ends the parser's fast path), or `bytes.count`.
-    @inlinable
+    @inlinable @inline(__always)
     static func firstSpecialInString(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var index = start
         let count = bytes.count

@@ -26,10 +26,10 @@ extension JSONDocument {
         @inlinable
         public var byteRange: Range<Int> { Int(entry.start)..<Int(entry.end) }
 
-        /// Where the value starts in the source: its first byte.
+        /// Where the value starts in the source: its first byte. Scans the text up to the value;
+        /// for many lookups in one document use ``SourceLocator``.
         public var location: SourceLocation {
-            var locator = SourceLocator(bytes: document.bytes)
-            return locator.location(ofOffset: Int(entry.start))
+            SourceLocation.scan(document.bytes, upTo: Int(entry.start))
         }
 
         /// The value's source text, exactly as written.
@@ -79,6 +79,7 @@ extension JSONDocument {
 
         /// Calls `body` with a string's UTF-8, decoded: the source bytes themselves when the string
         /// has no escapes (no allocation), a decoded copy otherwise. `nil` if this is not a string.
+        @inlinable
         public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
             let entry = self.entry
             guard entry.kind == .string else { return nil }
@@ -254,6 +255,7 @@ extension JSONDocument {
     }
 
     /// Decodes a string entry, resolving escapes.
+    @usableFromInline
     func decodeString(_ entry: JSONTapeEntry) -> String {
         let range = Int(entry.start) + 1..<Int(entry.end) - 1
         if !entry.flag {

@@ -32,6 +32,8 @@ extension JSONDocument {
     /// Whether the source is already in compact canonical form (no whitespace, no escapes that
     /// could be shorter), decided from the tape without writing anything.
     public var isCompact: Bool {
+        // The parser notes it for free; otherwise (a recovered document) count from the tape.
+        if storage.knownCompact { return true }
         var length = 0
         for entry in tape {
             switch entry.kind {

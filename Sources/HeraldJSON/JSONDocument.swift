@@ -16,18 +16,39 @@
 /// print(badge?.int64Value, badge?.location.column)   // Optional(5) Optional(17)
 /// ```
 public struct JSONDocument: Sendable {
+    /// The source and the tape behind one reference, so copying a document or a ``Node`` costs
+    /// one retain. Immutable (`let` only) and therefore `Sendable`.
+    @usableFromInline
+    final class Storage: Sendable {
+        @usableFromInline let bytes: [UInt8]
+        @usableFromInline let tape: [JSONTapeEntry]
+        /// Set by the parser: no whitespace between tokens and no escapes, so the source is its own
+        /// compact canonical form. `false` when unknown.
+        @usableFromInline let knownCompact: Bool
+
+        @usableFromInline
+        init(bytes: [UInt8], tape: [JSONTapeEntry], knownCompact: Bool) {
+            self.bytes = bytes
+            self.tape = tape
+            self.knownCompact = knownCompact
+        }
+    }
+
+    @usableFromInline
+    let storage: Storage
+
     /// The source text as parsed.
-    public let bytes: [UInt8]
+    @inlinable
+    public var bytes: [UInt8] { storage.bytes }
 
     /// One entry per value, in document order (a pre-order walk). Object members contribute two
     /// entries each: the key (a string entry) followed by the value's subtree.
-    @usableFromInline
-    let tape: [JSONTapeEntry]
+    @inlinable
+    var tape: [JSONTapeEntry] { storage.tape }
 
     @usableFromInline
-    init(bytes: [UInt8], tape: [JSONTapeEntry]) {
-        self.bytes = bytes
-        self.tape = tape
+    init(bytes: [UInt8], tape: [JSONTapeEntry], isCompact: Bool = false) {
+        self.storage = Storage(bytes: bytes, tape: tape, knownCompact: isCompact)
     }
 
     /// Parses `bytes` as one JSON text (RFC 8259), strictly.

@@ -63,7 +63,7 @@ public struct JSONParser: Sendable {
                 return (nil, scanner.recovered + [error])
             }
         }
-        return (result.tape.map { JSONDocument(bytes: bytes, tape: $0) }, result.errors)
+        return (result.tape.map { JSONDocument(bytes: bytes, tape: $0, isCompact: false) }, result.errors)
     }
 
     /// Parses one JSON text.
@@ -73,16 +73,17 @@ public struct JSONParser: Sendable {
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
                 location: SourceLocation(offset: 0, line: 1, column: 1))
         }
-        let result: Result<[JSONTapeEntry], JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+        let result: Result<([JSONTapeEntry], Bool), JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
             do throws(JSONParseError) {
                 try scanner.parseDocument()
-                return .success(scanner.tape)
+                return .success((scanner.tape, !scanner.sawWhitespaceOrEscape))
             } catch {
                 return .failure(error)
             }
         }
-        return JSONDocument(bytes: bytes, tape: try result.get())
+        let (tape, compact) = try result.get()
+        return JSONDocument(bytes: bytes, tape: tape, isCompact: compact)
     }
 }
 
@@ -100,6 +101,8 @@ private struct Scanner {
     /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
     var recovering = false
     var recovered: [JSONParseError] = []
+    /// Whether whitespace or a string escape was seen: if neither, the text is compact canonical.
+    var sawWhitespaceOrEscape = false
 
     init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.buffer = buffer
@@ -135,7 +138,9 @@ private struct Scanner {
     mutating func skipWhitespace() {
         while position < buffer.count {
             switch buffer[position] {
-            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            case 0x20, 0x0A, 0x0D, 0x09:
+                position += 1
+                sawWhitespaceOrEscape = true
             default: return
             }
         }
@@ -411,11 +416,16 @@ private struct Scanner {
                 break
             } else if byte == backslash {
                 hasEscape = true
+                sawWhitespaceOrEscape = true
                 try scanEscape()
             } else if byte < 0x20 {
                 throw error(.unescapedControlCharacter(byte))
             } else {
-                try scanUTF8Sequence()
+                // Non-ASCII text (Korean, emoji) comes in runs: validate the whole run here rather
+                // than going back to the ASCII fast path after every character.
+                repeat {
+                    try scanUTF8Sequence()
+                } while position < count && buffer[position] >= 0x80
             }
         }
         tape.append(JSONTapeEntry(
@@ -479,6 +489,7 @@ private struct Scanner {
 
     /// Validates one multi-byte UTF-8 sequence at `position` (Unicode 15, table 3-7) and steps
     /// over it.
+    @inline(__always)
     private mutating func scanUTF8Sequence() throws(JSONParseError) {
         let length = utf8SequenceLength(at: position)
         guard length > 0 else { throw error(.invalidUTF8) }
@@ -486,6 +497,7 @@ private struct Scanner {
     }
 
     /// The length of the well-formed UTF-8 sequence at `index`, or 0 if it is malformed.
+    @inline(__always)
     func utf8SequenceLength(at index: Int) -> Int {
         let count = buffer.count
         let lead = buffer[index]

@@ -28,6 +28,30 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
     /// `LINE:COLUMN`.
     public var description: String { "\(line):\(column)" }
 
+    /// The location of `offset`, scanning `bytes` from the start (line breaks as in
+    /// ``SourceLocator``).
+    static func scan(_ bytes: [UInt8], upTo offset: Int) -> SourceLocation {
+        let offset = max(0, min(offset, bytes.count))
+        var line = 1
+        var lineStart = 0
+        var index = 0
+        while index < offset {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                lineStart = index + 1
+            } else if byte == UInt8(ascii: "\r") {
+                if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
+                line += 1
+                lineStart = index + 1
+            }
+            index += 1
+        }
+        var column = 1
+        for position in lineStart..<offset where bytes[position] & 0xC0 != 0x80 { column += 1 }
+        return SourceLocation(offset: offset, line: line, column: column)
+    }
+
     public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool { lhs.offset < rhs.offset }
 }
 

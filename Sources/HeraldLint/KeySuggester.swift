@@ -1,19 +1,39 @@
+import HeraldPayload
+import HeraldProtocol
+
 /// "Did you mean": the known key a misspelled one most likely meant.
 ///
 /// First by shape (case, `_` or spaces for `-`, camelCase for kebab-case: `contentAvailable`,
 /// `content_available`, `Content-Available` all mean `content-available`), then by edit distance
 /// (at most one edit for short keys, two for keys of six characters or more).
 enum KeySuggester {
+    /// Names to suggest, with their normalized forms computed once.
+    struct Candidates: Sendable {
+        let names: [String]
+        let normalized: [String]
+
+        init(_ names: [String]) {
+            self.names = names
+            self.normalized = names.map(KeySuggester.normalize)
+        }
+    }
+
+    static let apsKeys = Candidates(APSKey.keys.map(\.description))
+    static let alertKeys = Candidates(AlertKey.keys.map(\.description))
+    static let soundKeys = Candidates(SoundKey.keys.map(\.description))
+    static let interruptionLevels = Candidates(InterruptionLevel.known.map(\.rawValue))
+    static let pushTypes = Candidates(PushType.allCases.map(\.rawValue))
+
     /// The best candidate for `key`, or `nil`.
-    static func suggestion(for key: String, among candidates: [String]) -> String? {
+    static func suggestion(for key: String, among candidates: Candidates) -> String? {
         let normalized = normalize(key)
-        if let exact = candidates.first(where: { normalize($0) == normalized }) { return exact }
+        if let exact = candidates.normalized.firstIndex(of: normalized) { return candidates.names[exact] }
         var best: (candidate: String, distance: Int)?
-        for candidate in candidates {
-            let allowed = candidate.count >= 6 ? 2 : 1
-            let distance = editDistance(normalized, normalize(candidate), limit: allowed)
+        for (name, form) in zip(candidates.names, candidates.normalized) {
+            let allowed = name.count >= 6 ? 2 : 1
+            let distance = editDistance(normalized, form, limit: allowed)
             if distance <= allowed, distance < best?.distance ?? Int.max {
-                best = (candidate, distance)
+                best = (name, distance)
             }
         }
         return best?.candidate
@@ -21,6 +41,7 @@ enum KeySuggester {
 
     /// Lowercase kebab-case: `threadID` → `thread-id`, `thread_id` → `thread-id`.
     static func normalize(_ key: String) -> String {
+        if key.utf8.allSatisfy({ $0 < 0x80 }) { return normalizeASCII(key) }
         var result = ""
         var previousWasLower = false
         for character in key {
@@ -38,6 +59,29 @@ enum KeySuggester {
         }
         while result.hasSuffix("-") { result.removeLast() }
         return result
+    }
+
+    /// The same for ASCII keys, on bytes (no Unicode property lookups).
+    static func normalizeASCII(_ key: String) -> String {
+        var result: [UInt8] = []
+        result.reserveCapacity(key.utf8.count + 4)
+        var previousWasLower = false
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "_"), UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "."):
+                if let last = result.last, last != UInt8(ascii: "-") { result.append(UInt8(ascii: "-")) }
+                previousWasLower = false
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                if previousWasLower, result.last != UInt8(ascii: "-") { result.append(UInt8(ascii: "-")) }
+                result.append(byte | 0x20)
+                previousWasLower = false
+            default:
+                result.append(byte)
+                previousWasLower = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            }
+        }
+        while result.last == UInt8(ascii: "-") { result.removeLast() }
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`.

@@ -92,7 +92,6 @@ struct LintPass {
         checkDuplicateKeys(document)
         indexPayload(root)
         checkForm(root)
-        checkTooling(root)
         if let aps {
             checkKeys(aps)
             checkSilent()
@@ -135,9 +134,15 @@ struct LintPass {
             case .syntax(let location):
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
             case .node(let index):
-                guard let document, let node = document.node(at: index) ?? document.node(at: index + 1) else { continue }
-                if locator == nil { locator = SourceLocator(bytes: document.bytes) }
-                let location = locator!.location(ofOffset: node.byteRange.lowerBound)
+                guard let document, let node = document.node(at: index) else { continue }
+                let location: SourceLocation
+                if findings.count <= 4 {
+                    // A few lookups: scanning up to each offset beats building a line table.
+                    location = node.location
+                } else {
+                    if locator == nil { locator = SourceLocator(bytes: document.bytes) }
+                    location = locator!.location(ofOffset: node.byteRange.lowerBound)
+                }
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(document.pointer(to: node)), location: location))
             }
         }
@@ -153,31 +158,30 @@ struct LintPass {
     }
 }
 
-/// The value node of each key of one kind present in an object, by key ordinal.
+/// The value node of each key of one kind present in an object, by key ordinal. Inline storage:
+/// indexing a payload allocates nothing.
 struct KeySlots<Key: KnownKey> {
-    private var slots: [Int32]
+    private var slots = InlineArray<32, Int32>(repeating: -1)
     private var document: JSONDocument?
 
     init() {
-        slots = []
+        precondition(Key.keys.count <= 32, "KeySlots holds at most 32 keys")
     }
 
     /// Records the first value of each known key of `object`.
     mutating func index(_ object: JSONDocument.Node) {
-        slots = [Int32](repeating: -1, count: Key.allCases.count)
         document = object.document
         for member in object.members {
-            let key: Key? = member.keyNode.withUTF8 { Key(utf8: $0) } ?? nil
-            guard let key, slots[key.ordinal] < 0 else { continue }
-            slots[key.ordinal] = Int32(member.value.index)
+            guard let ordinal = member.keyNode.withUTF8({ Key.table.ordinal(of: $0) }) ?? nil, slots[ordinal] < 0 else { continue }
+            slots[ordinal] = Int32(member.value.index)
         }
     }
 
     subscript(_ key: Key) -> JSONDocument.Node? {
-        guard !slots.isEmpty, let document else { return nil }
+        guard let document else { return nil }
         let index = slots[key.ordinal]
         return index < 0 ? nil : document.node(at: Int(index))
     }
 
-    func has(_ key: Key) -> Bool { !slots.isEmpty && slots[key.ordinal] >= 0 }
+    func has(_ key: Key) -> Bool { document != nil && slots[key.ordinal] >= 0 }
 }

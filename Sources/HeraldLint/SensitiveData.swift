@@ -4,8 +4,32 @@
 /// digits (spaces or dashes between groups allowed), pass the Luhn check, and start like a card
 /// network's numbers (so millisecond timestamps, which start with 1, do not match).
 enum SensitiveData {
+    /// What one pass over a string says about which detectors could match.
+    static func traits(of bytes: UnsafeRawBufferPointer) -> (digits: Int, hasAt: Bool, hasTokenStart: Bool) {
+        var digits = 0
+        var hasAt = false
+        var hasTokenStart = false
+        for byte in bytes {
+            if byte &- UInt8(ascii: "0") < 10 {
+                digits += 1
+            } else {
+                switch byte {
+                case UInt8(ascii: "@"): hasAt = true
+                case UInt8(ascii: "e"), UInt8(ascii: "b"), UInt8(ascii: "B"), UInt8(ascii: "s"), UInt8(ascii: "r"),
+                     UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"): hasTokenStart = true
+                default: break
+                }
+            }
+        }
+        return (digits, hasAt, hasTokenStart)
+    }
+
     /// A likely payment card number in `bytes`.
     static func cardNumber(in bytes: UnsafeRawBufferPointer) -> String? {
+        // Most strings hold fewer than 13 digits: decide that without allocating.
+        var digitCount = 0
+        for byte in bytes where byte &- UInt8(ascii: "0") < 10 { digitCount += 1 }
+        guard digitCount >= 13 else { return nil }
         var digits: [UInt8] = []
         var index = 0
         var lastWasSeparator = false
@@ -84,57 +108,141 @@ enum SensitiveData {
         return nil
     }
 
-    /// A likely credential: a JWT, a bearer token, or a well-known API key format.
+    /// A likely credential: a JWT, a bearer token, or a well-known API key format. One pass over
+    /// the bytes looks for the first byte of each pattern; this runs on every custom string of
+    /// every payload.
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        if let range = text.firstRange(of: "eyJ") {
-            let rest = text[range.lowerBound...]
-            let parts = rest.prefix { isBase64URL($0) || $0 == "." }.split(separator: ".", omittingEmptySubsequences: false)
-            if parts.count >= 3, parts[0].count >= 10, parts[1].count >= 10, parts[1].hasPrefix("eyJ") {
-                return "a JSON Web Token"
-            }
-        }
-        if let start = asciiCaseInsensitiveIndex(of: "bearer ", in: bytes) {
-            let rest = String(decoding: bytes[(start + 7)...], as: UTF8.self)
-            let token = rest.prefix { isBase64URL($0) || $0 == "." || $0 == "~" || $0 == "+" || $0 == "/" || $0 == "=" }
-            if token.count >= 16 { return "a bearer token" }
-        }
-        for prefix in ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"] {
-            if let range = text.firstRange(of: prefix) {
-                let token = text[range.upperBound...].prefix { isBase64URL($0) }
-                if token.count >= 16 { return "an API key (\(prefix)…)" }
+        // The shortest credential recognised is a 4-byte prefix and 16 key characters.
+        guard bytes.count >= 20 else { return nil }
+        for start in 0..<(bytes.count - 3) {
+            switch bytes[start] {
+            case UInt8(ascii: "e"):
+                if isJWT(bytes, at: start) { return "a JSON Web Token" }
+            case UInt8(ascii: "b"), UInt8(ascii: "B"):
+                if asciiCaseInsensitiveMatch("bearer ", in: bytes, at: start) {
+                    var end = start + 7
+                    while end < bytes.count, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".") || bytes[end] == UInt8(ascii: "~")
+                        || bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "/") || bytes[end] == UInt8(ascii: "=") {
+                        end += 1
+                    }
+                    if end - (start + 7) >= 16 { return "a bearer token" }
+                }
+            case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
+                for prefix in apiKeyPrefixes where prefix.utf8Start[0] == bytes[start] && index(of: prefix, in: bytes, from: start) == start {
+                    if base64URLRun(bytes, from: start + prefix.utf8CodeUnitCount) >= 16 { return "an API key (\(prefix)…)" }
+                }
+            default:
+                continue
             }
         }
         return nil
     }
 
-    /// The offset of `needle` (lowercase ASCII) in `bytes`, ignoring ASCII case.
-    static func asciiCaseInsensitiveIndex(of needle: StaticString, in bytes: UnsafeRawBufferPointer) -> Int? {
+    /// `eyJ…` (10+ base64url characters), `.`, `eyJ…` (10+), `.`: a JWT's header and claims.
+    static func isJWT(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Bool {
+        guard index(of: "eyJ", in: bytes, from: start) == start else { return false }
+        let header = base64URLRun(bytes, from: start)
+        let dot = start + header
+        guard header >= 10, dot + 4 < bytes.count, bytes[dot] == UInt8(ascii: "."),
+              index(of: "eyJ", in: bytes, from: dot + 1) == dot + 1 else { return false }
+        let claims = base64URLRun(bytes, from: dot + 1)
+        return claims >= 10 && dot + 1 + claims < bytes.count && bytes[dot + 1 + claims] == UInt8(ascii: ".")
+    }
+
+    /// Whether `needle` (lowercase ASCII) is at `start`, ignoring ASCII case.
+    static func asciiCaseInsensitiveMatch(_ needle: StaticString, in bytes: UnsafeRawBufferPointer, at start: Int) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        guard start + count <= bytes.count else { return false }
+        for offset in 0..<count {
+            let byte = bytes[start + offset]
+            let folded = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+            if folded != needle.utf8Start[offset] { return false }
+        }
+        return true
+    }
+
+    static let apiKeyPrefixes: [StaticString] = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
+
+    /// The offset of `needle` in `bytes` at or after `from`.
+    static func index(of needle: StaticString, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
         let pattern = UnsafeRawBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
-        guard pattern.count <= bytes.count else { return nil }
-        outer: for start in 0...(bytes.count - pattern.count) {
-            for offset in 0..<pattern.count {
-                let byte = bytes[start + offset]
-                let folded = (byte &- UInt8(ascii: "A") < 26) ? byte | 0x20 : byte
-                if folded != pattern[offset] { continue outer }
+        guard from >= 0, pattern.count > 0, bytes.count - from >= pattern.count else { return nil }
+        let first = pattern[0]
+        var start = from
+        let last = bytes.count - pattern.count
+        outer: while start <= last {
+            if bytes[start] != first {
+                start += 1
+                continue
+            }
+            for offset in 1..<pattern.count where bytes[start + offset] != pattern[offset] {
+                start += 1
+                continue outer
             }
             return start
         }
         return nil
     }
 
-    /// Key names that say what they hold.
-    static func sensitiveKeyName(_ key: String) -> Bool {
-        let normalized = String(key.lowercased().unicodeScalars.filter { $0.properties.isAlphabetic || ("0"..."9").contains($0) })
-        let containing = ["password", "passwd", "passphrase", "secret", "apikey", "accesstoken", "refreshtoken", "authtoken",
-                          "privatekey", "creditcard", "cardnumber", "socialsecurity", "bankaccount", "iban"]
-        if containing.contains(where: normalized.contains) { return true }
-        return ["ssn", "cvv", "cvc", "pin", "pwd"].contains(normalized)
+    /// How many base64url characters start at `from`.
+    static func base64URLRun(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int {
+        var end = from
+        while end < bytes.count, isBase64URL(bytes[end]) { end += 1 }
+        return end - from
     }
+
+    /// Key names that say what they hold (compared as lowercase letters and digits, so
+    /// `api_key`, `apiKey` and `API-KEY` are one name).
+    ///
+    /// Runs on every custom key, so it normalises into an inline buffer and only compares a word
+    /// where the name has that word's first two letters.
+    static func sensitiveKeyName(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard key.count >= 3 else { return false }
+        var name = InlineArray<64, UInt8>(repeating: 0)
+        var count = 0
+        for byte in key where isAlphanumeric(byte) {
+            guard count < 64 else { break }
+            name[count] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+            count += 1
+        }
+        let table = keyWordTable
+        if count == 3 {
+            for word in table.names where word[0] == name[0] && word[1] == name[1] && word[2] == name[2] { return true }
+            return false
+        }
+        guard count >= 4 else { return false }
+        for start in 0..<(count - 3) {
+            let first = name[start] &- UInt8(ascii: "a")
+            let second = name[start + 1] &- UInt8(ascii: "a")
+            guard first < 26, second < 26, table.bigrams[Int(first)] & (1 << UInt32(second)) != 0 else { continue }
+            candidates: for word in table.words where word.count <= count - start && word[0] == name[start] && word[1] == name[start + 1] {
+                for offset in 2..<word.count where word[offset] != name[start + offset] { continue candidates }
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The words as bytes, and which first-two-letter pairs start one.
+    struct KeyWordTable: Sendable {
+        let words: [[UInt8]]
+        let names: [[UInt8]]
+        let bigrams: [UInt32]
+    }
+
+    static let keyWordTable: KeyWordTable = {
+        let words = ["password", "passwd", "passphrase", "secret", "apikey", "accesstoken", "refreshtoken", "authtoken",
+                     "privatekey", "creditcard", "cardnumber", "socialsecurity", "bankaccount", "iban"].map { Array($0.utf8) }
+        // Short names mark a secret only as the whole key (`pin`, not `spinner`).
+        let names = ["ssn", "cvv", "cvc", "pin", "pwd"].map { Array($0.utf8) }
+        var bigrams = [UInt32](repeating: 0, count: 26)
+        for word in words { bigrams[Int(word[0] - UInt8(ascii: "a"))] |= 1 << UInt32(word[1] - UInt8(ascii: "a")) }
+        return KeyWordTable(words: words, names: names, bigrams: bigrams)
+    }()
 
     static func isAlphanumeric(_ byte: UInt8) -> Bool { isLetter(byte) || byte &- UInt8(ascii: "0") < 10 }
     static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) &- UInt8(ascii: "a") < 26 }
-    static func isBase64URL(_ character: Character) -> Bool {
-        character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
     }
 }

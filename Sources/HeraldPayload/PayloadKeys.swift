@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The keys Apple defines inside `aps`, legacy and current, each spelled once.
 ///
 /// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
@@ -83,8 +89,10 @@ public enum APSKey: KnownKey {
         }
     }
 
-    /// Spellings to keys.
-    public static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Every key, in declaration order.
+    public static let keys = allCases
+    /// Spellings to ordinals.
+    public static let table = KeyTable(keys.map(\.name))
 }
 
 /// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
@@ -150,8 +158,10 @@ public enum AlertKey: KnownKey {
         }
     }
 
-    /// Spellings to keys.
-    public static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Every key, in declaration order.
+    public static let keys = allCases
+    /// Spellings to ordinals.
+    public static let table = KeyTable(keys.map(\.name))
 }
 
 /// The keys of the critical-alert `sound` dictionary (seed Table 3).
@@ -172,8 +182,10 @@ public enum SoundKey: KnownKey {
         }
     }
 
-    /// Spellings to keys.
-    public static let table = KeyTable(allCases.map { ($0.name, $0) })
+    /// Every key, in declaration order.
+    public static let keys = allCases
+    /// Spellings to ordinals.
+    public static let table = KeyTable(keys.map(\.name))
 }
 
 /// Top-level payload keys with a meaning to Apple's tools.
@@ -190,63 +202,84 @@ public enum PayloadKey {
 public protocol KnownKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
     /// The key as written in JSON.
     var name: StaticString { get }
-    /// Spellings to keys, for lookups.
-    static var table: KeyTable<Self> { get }
+    /// Every key, in declaration order (cached: `allCases` builds a new array on each call).
+    static var keys: [Self] { get }
+    /// Spellings to key ordinals, for lookups.
+    static var table: KeyTable { get }
 }
 
 extension KnownKey {
     /// The key as written in JSON.
     public var description: String { name.description }
 
-    /// The key's position in `allCases`, for tables indexed by key.
+    /// The key's position in ``keys``, for tables indexed by key.
     ///
     /// Keys are enums without payloads, stored as their one-byte declaration-order tag; tests check
     /// `ordinal` against `allCases` for every key.
-    @inline(__always)
+    @inlinable @inline(__always)
     public var ordinal: Int {
         precondition(MemoryLayout<Self>.size == 1, "known keys are one-byte enums")
         return withUnsafeBytes(of: self) { Int($0[0]) }
     }
 
     /// The key spelled `name`, if it is one of these.
+    @inlinable
     public init?(_ name: String) {
-        guard let key = Self.table.lookup(name) else { return nil }
-        self = key
+        var name = name
+        guard let ordinal = name.withUTF8({ Self.table.ordinal(of: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = Self.keys[ordinal]
     }
 
     /// The key whose UTF-8 spelling is `bytes`, without allocating.
+    @inlinable
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        guard let key = Self.table.lookup(bytes) else { return nil }
-        self = key
+        guard let ordinal = Self.table.ordinal(of: bytes) else { return nil }
+        self = Self.keys[ordinal]
     }
 }
 
-/// Maps key spellings to keys by comparing bytes, bucketed by length: no hashing, no allocation.
-public struct KeyTable<Key: Sendable>: Sendable {
-    private var buckets: [[(bytes: [UInt8], key: Key)]]
+/// Maps key spellings to ordinals by comparing bytes, bucketed by length: no hashing, no
+/// allocation, one flat array.
+public struct KeyTable: Sendable {
+    /// Every spelling, concatenated.
+    @usableFromInline let bytes: [UInt8]
+    /// (offset into `bytes`, ordinal) per spelling, grouped by length.
+    @usableFromInline let entries: [(offset: Int32, ordinal: Int32)]
+    /// For each length L, the range `starts[L]..<starts[L + 1]` of `entries` with that length.
+    @usableFromInline let starts: [Int32]
 
-    /// A table of the given spellings.
-    public init(_ entries: [(StaticString, Key)]) {
-        let longest = entries.map { $0.0.utf8CodeUnitCount }.max() ?? 0
-        buckets = Array(repeating: [], count: longest + 1)
-        for (name, key) in entries {
-            let bytes = Array(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            buckets[bytes.count].append((bytes, key))
+    /// A table of the given spellings, in ordinal order.
+    public init(_ names: [StaticString]) {
+        let longest = names.map(\.utf8CodeUnitCount).max() ?? 0
+        var bytes: [UInt8] = []
+        var entries: [(offset: Int32, ordinal: Int32)] = []
+        var starts: [Int32] = []
+        for length in 0...(longest + 1) {
+            starts.append(Int32(entries.count))
+            for (ordinal, name) in names.enumerated() where name.utf8CodeUnitCount == length {
+                entries.append((Int32(bytes.count), Int32(ordinal)))
+                bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: length))
+            }
         }
+        self.bytes = bytes
+        self.entries = entries
+        self.starts = starts
     }
 
-    /// The key spelled `bytes`.
-    public func lookup(_ bytes: UnsafeRawBufferPointer) -> Key? {
-        guard bytes.count < buckets.count else { return nil }
-        for entry in buckets[bytes.count] where entry.bytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
-            return entry.key
+    /// The ordinal of the key spelled `key`.
+    @inlinable
+    public func ordinal(of key: UnsafeRawBufferPointer) -> Int? {
+        let length = key.count
+        guard length + 1 < starts.count else { return nil }
+        let lower = Int(starts[length])
+        let upper = Int(starts[length + 1])
+        guard lower < upper else { return nil }
+        return bytes.withUnsafeBytes { all in
+            for index in lower..<upper {
+                let entry = entries[index]
+                if memcmp(all.baseAddress! + Int(entry.offset), key.baseAddress!, length) == 0 { return Int(entry.ordinal) }
+            }
+            return nil
         }
-        return nil
-    }
-
-    /// The key spelled `name`.
-    public func lookup(_ name: String) -> Key? {
-        var name = name
-        return name.withUTF8 { lookup(UnsafeRawBufferPointer($0)) }
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
 
-// Usage: HeraldBenchmarks [payload] [--rounds N]
+// Usage: HeraldBenchmarks [payload] [lint [--lines N] [--herald PATH]] [--rounds N]
 let arguments = CommandLine.arguments.dropFirst()
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 60
-let suites = arguments.filter { !$0.hasPrefix("--") && Int($0) == nil }
+let suites = arguments.enumerated().filter { index, argument in
+    !argument.hasPrefix("--") && Int(argument) == nil && (index == 0 || arguments[arguments.index(arguments.startIndex, offsetBy: index - 1)] != "--herald")
+}.map(\.element)
 let selected = suites.isEmpty ? ["payload"] : suites
 
 for suite in selected {
@@ -12,8 +14,18 @@ for suite in selected {
         let results = PayloadBenchmarks.run(rounds: rounds)
         report("Payload encoding and JSON parsing", command: "swift run -c release --package-path Benchmarks HeraldBenchmarks payload --rounds \(rounds)",
                comparisons: results, rounds: rounds)
+    case "lint":
+        let lines = arguments.firstIndex(of: "--lines").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 1_000_000
+        let heraldPath = arguments.firstIndex(of: "--herald").map { String(arguments[arguments.index(after: $0)]) }
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/release/herald").path
+        guard FileManager.default.isExecutableFile(atPath: heraldPath) else {
+            FileHandle.standardError.write(Data("no herald at \(heraldPath); run 'swift build -c release' at the repository root first, or pass --herald PATH\n".utf8))
+            exit(2)
+        }
+        try LintBenchmarks.run(lines: lines, rounds: arguments.contains("--rounds") ? rounds : 5, herald: heraldPath)
     default:
-        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload\n".utf8))
+        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, lint\n".utf8))
         exit(2)
     }
 }

@@ -77,6 +77,9 @@ extension LintPass {
                 if apsValue == nil { apsValue = member.value }
                 continue
             }
+            if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
+                checkTooling(member.value)
+            }
             if member.value.isNull {
                 report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
             }
@@ -106,24 +109,8 @@ extension LintPass {
     /// Reports the later of every pair of equal keys, in every object of the document.
     mutating func checkDuplicateKeys(_ document: JSONDocument) {
         guard isActive(.duplicateKey) else { return }
-        for index in document.nodeIndices {
-            guard let object = document.node(at: index), object.kind == .object, object.count > 1 else { continue }
-            if object.count <= 16 {
-                var seen: [Node] = []
-                seen.reserveCapacity(object.count)
-                for member in object.members {
-                    if seen.contains(where: { member.keyNode.hasSameString(as: $0) }) {
-                        report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
-                    } else {
-                        seen.append(member.keyNode)
-                    }
-                }
-            } else {
-                var seen = Set<String>()
-                for member in object.members where !seen.insert(member.key).inserted {
-                    report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
-                }
-            }
+        for member in document.laterDuplicateMembers() {
+            report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
         }
     }
 }

@@ -150,7 +150,7 @@ extension LintPass {
     /// The header rules that need no body.
     mutating func checkHeaders() {
         if let value = context.pushType, PushType(rawValue: value) == nil {
-            let suggestion = KeySuggester.suggestion(for: value.lowercased(), among: PushType.allCases.map(\.rawValue))
+            let suggestion = KeySuggester.suggestion(for: value.lowercased(), among: KeySuggester.pushTypes)
                 .map { "; did you mean \"\($0)\"?" } ?? ""
             report(.pushTypeInvalid, "apns-push-type \"\(value)\" is not a push type\(suggestion) (expected one of \(PushType.allCases.map(\.rawValue).joined(separator: ", ")))", at: .header(APNsHeader.pushType))
         }
@@ -211,7 +211,6 @@ extension LintPass {
 
     /// Rules that compare the push type (or its absence) with the payload.
     mutating func checkPushTypeAgainstPayload() {
-        let liveActivityKeys: [APSKey] = APSKey.allCases.filter { $0.isLiveActivityKey && apsValues.has($0) }
         if context.isRequest, context.pushType == nil {
             let inferred = inferredPushType
             report(.pushTypeMissing, "the request has no apns-push-type; this payload looks like a \(inferred.rawValue) push", at: .header(APNsHeader.pushType))
@@ -249,7 +248,9 @@ extension LintPass {
         default:
             break
         }
-        if pushType != .liveactivity, let first = liveActivityKeys.first, let node = apsValues[first] {
+        guard pushType != .liveactivity else { return }
+        let liveActivityKeys = APSKey.keys.filter { $0.isLiveActivityKey && apsValues.has($0) }
+        if let first = liveActivityKeys.first, let node = apsValues[first] {
             let names = liveActivityKeys.map { "\"\($0)\"" }.joined(separator: ", ")
             report(.liveActivityKeysOnOtherPushType, "\(names) only reach a Live Activity with push type liveactivity, not \(pushType.rawValue)", at: node)
         }

@@ -128,8 +128,8 @@ extension LintPass {
     mutating func checkKeys(_ aps: Node) {
         for member in aps.members {
             guard let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil else {
-                reportUnknown(member, rule: .unknownAPSKey, place: "aps", candidates: APSKey.allCases.map(\.description),
-                              alsoCheck: AlertKey.allCases.map(\.description), alsoPlace: "alert")
+                reportUnknown(member, rule: .unknownAPSKey, place: "aps", candidates: KeySuggester.apsKeys,
+                              alsoCheck: KeySuggester.alertKeys, alsoPlace: "alert")
                 continue
             }
             let value = member.value
@@ -165,7 +165,7 @@ extension LintPass {
             }
         case .interruptionLevel:
             if let level = value.stringValue, !InterruptionLevel(rawValue: level).isKnown {
-                let suggestion = KeySuggester.suggestion(for: level, among: InterruptionLevel.known.map(\.rawValue)).map { "; did you mean \"\($0)\"?" } ?? ""
+                let suggestion = KeySuggester.suggestion(for: level, among: KeySuggester.interruptionLevels).map { "; did you mean \"\($0)\"?" } ?? ""
                 report(.interruptionLevelInvalid, "interruption-level \"\(level)\" is not passive, active, time-sensitive or critical\(suggestion)", at: value)
             }
         case .relevanceScore:
@@ -189,7 +189,7 @@ extension LintPass {
         for member in alert.members {
             guard let key = member.keyNode.withUTF8({ AlertKey(utf8: $0) }) ?? nil else {
                 reportUnknown(member, rule: .unknownAlertKey, place: "the alert dictionary",
-                              candidates: AlertKey.allCases.map(\.description), alsoCheck: APSKey.allCases.map(\.description), alsoPlace: "aps")
+                              candidates: KeySuggester.alertKeys, alsoCheck: KeySuggester.apsKeys, alsoPlace: "aps")
                 continue
             }
             let value = member.value
@@ -270,21 +270,21 @@ extension LintPass {
                     report(.soundInvalid, "volume \(value.sourceText) is outside 0 (silent) to 1 (full volume)", at: value)
                 }
             case nil:
-                reportUnknown(member, rule: .unknownSoundKey, place: "the sound dictionary", candidates: SoundKey.allCases.map(\.description))
+                reportUnknown(member, rule: .unknownSoundKey, place: "the sound dictionary", candidates: KeySuggester.soundKeys)
             }
         }
     }
 
     /// An unknown key, with the known key it most likely meant.
     mutating func reportUnknown(
-        _ member: JSONDocument.Member, rule: RuleID, place: String, candidates: [String],
-        alsoCheck others: [String] = [], alsoPlace: String = ""
+        _ member: JSONDocument.Member, rule: RuleID, place: String, candidates: KeySuggester.Candidates,
+        alsoCheck others: KeySuggester.Candidates? = nil, alsoPlace: String = ""
     ) {
         guard isActive(rule) else { return }
         let key = member.key
         if let suggestion = KeySuggester.suggestion(for: key, among: candidates) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", at: member.value)
-        } else if !alsoPlace.isEmpty, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
+        } else if let others, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", at: member.value)
         } else if rule == .unknownAPSKey {
             report(rule, "\"\(key)\" is not an Apple key; APNs ignores custom keys inside aps: move it beside aps", at: member.value)

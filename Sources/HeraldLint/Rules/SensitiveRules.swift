@@ -34,53 +34,89 @@ extension LintRule {
 extension LintPass {
     /// Scans the custom data beside aps: string and number values, and key names.
     mutating func checkSensitiveData(_ root: Node) {
-        guard isActive(.sensitiveCardNumber) || isActive(.sensitiveEmail) || isActive(.sensitiveToken) || isActive(.sensitiveKeyName) else { return }
+        let active = SensitiveChecks(
+            card: isActive(.sensitiveCardNumber), email: isActive(.sensitiveEmail),
+            token: isActive(.sensitiveToken), keyName: isActive(.sensitiveKeyName))
+        guard active.any else { return }
         for member in root.members where !member.keyNode.stringEquals("aps") {
-            checkKeyName(member)
-            scanSensitive(member.value)
+            if active.keyName, member.keyNode.withUTF8({ SensitiveData.sensitiveKeyName($0) }) == true {
+                reportKeyName(member.key, value: member.value.index, kind: member.value.kind)
+            }
+            scanSensitive(member.value, active)
         }
     }
 
-    mutating func checkKeyName(_ member: JSONDocument.Member) {
-        guard isActive(.sensitiveKeyName), SensitiveData.sensitiveKeyName(member.key) else { return }
-        if member.value.isNull || member.value.boolValue != nil { return }
-        report(.sensitiveKeyName, "custom key \"\(member.key)\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension", at: member.value)
+    struct SensitiveChecks {
+        let card: Bool
+        let email: Bool
+        let token: Bool
+        let keyName: Bool
+        var any: Bool { card || email || token || keyName }
     }
 
-    mutating func scanSensitive(_ node: Node) {
-        switch node.kind {
-        case .string:
-            let findings: (card: String?, email: String?, token: String?) = node.withUTF8 { bytes in
-                (isActive(.sensitiveCardNumber) ? SensitiveData.cardNumber(in: bytes) : nil,
-                 isActive(.sensitiveEmail) && bytes.contains(UInt8(ascii: "@")) ? SensitiveData.email(in: bytes) : nil,
-                 isActive(.sensitiveToken) ? SensitiveData.token(in: bytes) : nil)
-            } ?? (nil, nil, nil)
-            if let card = findings.card {
-                report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(card))); do not send card numbers in payloads", at: node)
+    /// One flat pass over a custom value's keys, strings and numbers.
+    mutating func scanSensitive(_ value: Node, _ active: SensitiveChecks) {
+        var found: [(rule: RuleID, detail: String, index: Int)] = []
+        var names: [(key: Int, value: Int, kind: JSONKind)] = []
+        value.document.forEachToken(in: value) { token, source in
+            switch token.kind {
+            case .string:
+                if token.hasEscapes {
+                    guard let decoded = value.document.node(at: token.index)?.stringValue ?? value.document.keyString(at: token.index) else { return }
+                    var text = decoded
+                    text.withUTF8 { examine(token, UnsafeRawBufferPointer($0)) }
+                } else {
+                    examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
+                }
+            case .number:
+                guard active.card, token.byteRange.count >= 13 else { return }
+                if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
+                    found.append((.sensitiveCardNumber, card, token.index))
+                }
+            default:
+                return
             }
-            if let email = findings.email {
-                report(.sensitiveEmail, "\"\(email)\" is an e-mail address; custom data should not carry customer information", at: node)
-            }
-            if let token = findings.token {
-                report(.sensitiveToken, "this looks like \(token); credentials do not belong in payloads", at: node)
-            }
-        case .number:
-            guard isActive(.sensitiveCardNumber), !node.numberHasFractionOrExponent else { return }
-            let text = node.sourceText
-            let card: String? = text.utf8.withContiguousStorageIfAvailable { SensitiveData.cardNumber(in: UnsafeRawBufferPointer($0)) } ?? nil
-            if let card {
-                report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(card))); do not send card numbers in payloads", at: node)
-            }
-        case .array:
-            for element in node.elements { scanSensitive(element) }
-        case .object:
-            for member in node.members {
-                checkKeyName(member)
-                scanSensitive(member.value)
-            }
-        case .null, .bool:
-            break
         }
+        func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer) {
+            if token.isKey {
+                if active.keyName, SensitiveData.sensitiveKeyName(bytes) {
+                    names.append((token.index, token.index + 1, .null))
+                }
+                return
+            }
+            // One pass decides which detectors can possibly match.
+            let traits = SensitiveData.traits(of: bytes)
+            if active.card, traits.digits >= 13, let card = SensitiveData.cardNumber(in: bytes) {
+                found.append((.sensitiveCardNumber, card, token.index))
+            }
+            if active.email, traits.hasAt, let email = SensitiveData.email(in: bytes) {
+                found.append((.sensitiveEmail, email, token.index))
+            }
+            if active.token, bytes.count >= 20, traits.hasTokenStart, let kind = SensitiveData.token(in: bytes) {
+                found.append((.sensitiveToken, kind, token.index))
+            }
+        }
+        for name in names {
+            let document = value.document
+            guard let node = document.node(at: name.value) else { continue }
+            reportKeyName(document.keyString(at: name.key) ?? "", value: name.value, kind: node.kind)
+        }
+        for finding in found {
+            switch finding.rule {
+            case .sensitiveCardNumber:
+                report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(finding.detail))); do not send card numbers in payloads", at: .node(finding.index))
+            case .sensitiveEmail:
+                report(.sensitiveEmail, "\"\(finding.detail)\" is an e-mail address; custom data should not carry customer information", at: .node(finding.index))
+            default:
+                report(.sensitiveToken, "this looks like \(finding.detail); credentials do not belong in payloads", at: .node(finding.index))
+            }
+        }
+    }
+
+    /// A key named like a secret, unless its value is null or a flag (`passwordSet: true`).
+    mutating func reportKeyName(_ key: String, value: Int, kind: JSONKind) {
+        if kind == .null || kind == .bool { return }
+        report(.sensitiveKeyName, "custom key \"\(key)\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension", at: .node(value))
     }
 
     /// `4111 …1111`: enough to find it, not enough to leak it again in a report.

@@ -11,8 +11,10 @@ extension LintRule {
 }
 
 extension LintPass {
-    mutating func checkTooling(_ root: Node) {
-        guard let bundle = root[PayloadKey.simulatorTargetBundle.description] else { return }
+    static let simulatorTargetBundle = PayloadKey.simulatorTargetBundle.description
+
+    /// Called by the form check for the `Simulator Target Bundle` member.
+    mutating func checkTooling(_ bundle: Node) {
         let target = bundle.stringValue.map { " (\($0))" } ?? ""
         report(.simulatorTargetBundle, "\"Simulator Target Bundle\"\(target) is for xcrun simctl push and .apns files; APNs delivers it as custom data", at: bundle)
     }

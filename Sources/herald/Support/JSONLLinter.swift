@@ -33,19 +33,24 @@ struct JSONLLinter {
             let format = output.format
             let colors = output.colors
             let baseLine = firstLineNumber
-            DispatchQueue.concurrentPerform(iterations: batches.count) { batchIndex in
-                var rendered: [UInt8] = []
-                var summary = LintSummary()
-                for lineIndex in batches[batchIndex] {
-                    let range = lines[lineIndex]
-                    guard !Self.isBlank(block, range) else { continue }
-                    let report = linter.lint(Array(block[range]), context: context)
-                    summary.add(report)
-                    guard !report.diagnostics.isEmpty else { continue }
-                    let result = LintFileResult(path: input.displayName, lineNumber: baseLine + lineIndex, report: report)
-                    rendered += LintOutput.render(result, format: format, colors: colors, includeClean: false)
+            // concurrentPerform uses every core whatever the iteration count, so `jobs` workers
+            // each take every jobs-th batch.
+            let workers = min(jobs, batches.count)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for batchIndex in stride(from: worker, to: batches.count, by: workers) {
+                    var rendered: [UInt8] = []
+                    var summary = LintSummary()
+                    for lineIndex in batches[batchIndex] {
+                        let range = lines[lineIndex]
+                        guard !Self.isBlank(block, range) else { continue }
+                        let report = linter.lint(Array(block[range]), context: context)
+                        summary.add(report)
+                        guard !report.diagnostics.isEmpty else { continue }
+                        let result = LintFileResult(path: input.displayName, lineNumber: baseLine + lineIndex, report: report)
+                        rendered += LintOutput.render(result, format: format, colors: colors, includeClean: false)
+                    }
+                    slots.store(batchIndex, rendered, summary)
                 }
-                slots.store(batchIndex, rendered, summary)
             }
             for batchIndex in 0..<batches.count {
                 let (rendered, summary) = slots.take(batchIndex)
@@ -59,17 +64,15 @@ struct JSONLLinter {
     static func lineRanges(_ block: [UInt8]) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         ranges.reserveCapacity(block.count / 128)
-        block.withUnsafeBufferPointer { bytes in
+        block.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
             var start = 0
-            var index = 0
             let count = bytes.count
-            while index < count {
-                if bytes[index] == UInt8(ascii: "\n") {
-                    let end = index > start && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
-                    ranges.append(start..<end)
-                    start = index + 1
-                }
-                index += 1
+            while start < count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start) {
+                let index = base.distance(to: UnsafeRawPointer(found))
+                let end = index > start && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
+                ranges.append(start..<end)
+                start = index + 1
             }
             if start < count { ranges.append(start..<count) }
         }
@@ -127,6 +130,8 @@ private struct BlockReader {
     let descriptor: Int32
     var pending: [UInt8] = []
     var finished = false
+    /// Reused for every read: allocating 8 MiB per block costs page faults.
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
 
     init(_ input: InputFile) throws(UsageError) {
         self.input = input
@@ -144,7 +149,7 @@ private struct BlockReader {
         guard !finished else { return nil }
         var block = pending
         pending = []
-        var chunk = [UInt8](repeating: 0, count: JSONLLinter.blockSize)
+        block.reserveCapacity(JSONLLinter.blockSize + chunk.count)
         while block.count < JSONLLinter.blockSize {
             let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {

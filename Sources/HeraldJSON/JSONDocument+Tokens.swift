@@ -1,0 +1,50 @@
+extension JSONDocument {
+    /// The decoded text of the object key at a tape index, or `nil` if there is no key there.
+    public func keyString(at index: Int) -> String? {
+        guard nodeIndices.contains(index), tape[index].role == .key else { return nil }
+        return decodeString(tape[index])
+    }
+
+    /// One entry of a document's flat form: a value or an object key, in document order.
+    public struct Token: Sendable {
+        /// The tape index (``Node/index`` for values; a key's value is at `index + 1`).
+        public let index: Int
+        /// The kind of value (keys are strings).
+        public let kind: JSONKind
+        /// Whether this is an object key rather than a value.
+        public let isKey: Bool
+        /// The source bytes, quotes and brackets included.
+        public let byteRange: Range<Int>
+        /// For strings: the source uses escapes, so its content must be decoded to be read.
+        public let hasEscapes: Bool
+
+        @inlinable
+        init(index: Int, kind: JSONKind, isKey: Bool, byteRange: Range<Int>, hasEscapes: Bool) {
+            self.index = index
+            self.kind = kind
+            self.isKey = isKey
+            self.byteRange = byteRange
+            self.hasEscapes = hasEscapes
+        }
+
+        /// The bytes between a string's quotes.
+        @inlinable
+        public var contentRange: Range<Int> { (byteRange.lowerBound + 1)..<(byteRange.upperBound - 1) }
+    }
+
+    /// Calls `body` for every key and value in `node`'s subtree (the node included), in document
+    /// order, with the source bytes. A flat walk: no recursion, no node values, so scanning a
+    /// large custom payload costs one pass over its entries.
+    @inlinable
+    public func forEachToken(in node: Node, _ body: (Token, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let tape = self.tape
+        let end = Int(tape[node.index].next)
+        try bytes.withUnsafeBytes { source in
+            for index in node.index..<end {
+                let entry = tape[index]
+                try body(Token(index: index, kind: entry.kind, isKey: entry.role == .key,
+                               byteRange: Int(entry.start)..<Int(entry.end), hasEscapes: entry.kind == .string && entry.flag), source)
+            }
+        }
+    }
+}
