@@ -44,7 +44,7 @@ extension JSONDocument {
             keys[position] = Int32(cursor)
             cursor = Int(entries[cursor + 1].next)
         }
-        bytes.withUnsafeBytes { source in
+        withUnsafeBytes { source in
             for later in 1..<count {
                 let laterEntry = entries[Int(keys[later])]
                 let laterLength = laterEntry.end - laterEntry.start
@@ -55,7 +55,7 @@ extension JSONDocument {
                         same = decodeString(laterEntry) == decodeString(earlierEntry)
                     } else {
                         same = earlierEntry.end - earlierEntry.start == laterLength
-                            && memcmp(source.baseAddress! + Int(laterEntry.start), source.baseAddress! + Int(earlierEntry.start), Int(laterLength)) == 0
+                            && Self.equalBytes(source, Int(laterEntry.start), Int(earlierEntry.start), Int(laterLength))
                     }
                     if same {
                         duplicates.append(member(at: Int(keys[later])))
@@ -64,6 +64,16 @@ extension JSONDocument {
                 }
             }
         }
+    }
+
+    /// Whether two runs of `source` are equal; short keys are compared inline, longer with memcmp.
+    @inline(__always)
+    private static func equalBytes(_ source: UnsafeRawBufferPointer, _ lhs: Int, _ rhs: Int, _ count: Int) -> Bool {
+        if count <= 16 {
+            for offset in 0..<count where source[lhs + offset] != source[rhs + offset] { return false }
+            return true
+        }
+        return memcmp(source.baseAddress! + lhs, source.baseAddress! + rhs, count) == 0
     }
 
     private func member(at keyIndex: Int) -> Member {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension JSONDocument {
     /// One value in a ``JSONDocument``: a cheap view (the document and a tape index).
     ///
@@ -29,12 +35,12 @@ extension JSONDocument {
         /// Where the value starts in the source: its first byte. Scans the text up to the value;
         /// for many lookups in one document use ``SourceLocator``.
         public var location: SourceLocation {
-            SourceLocation.scan(document.bytes, upTo: Int(entry.start))
+            SourceLocation.scan(document.source, upTo: Int(entry.start))
         }
 
         /// The value's source text, exactly as written.
         public var sourceText: String {
-            String(decoding: document.bytes[byteRange], as: UTF8.self)
+            String(decoding: document.source[byteRange], as: UTF8.self)
         }
 
         // MARK: Scalars
@@ -71,9 +77,7 @@ extension JSONDocument {
             return text.withUTF8 { utf8 in
                 let range = rawStringBytes
                 guard utf8.count == range.count else { return false }
-                return document.bytes.withUnsafeBufferPointer { bytes in
-                    utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[range]))
-                }
+                return utf8.count == 0 || memcmp(utf8.baseAddress!, document.source.baseAddress! + range.lowerBound, utf8.count) == 0
             }
         }
 
@@ -87,9 +91,8 @@ extension JSONDocument {
                 var decoded = document.decodeString(entry)
                 return try decoded.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
             }
-            return try document.bytes.withUnsafeBytes { bytes in
-                try body(UnsafeRawBufferPointer(rebasing: bytes[(Int(entry.start) + 1)..<(Int(entry.end) - 1)]))
-            }
+            // `self` holds the document, so the source outlives the call.
+            return try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(document.source)[(Int(entry.start) + 1)..<(Int(entry.end) - 1)]))
         }
 
         /// `true` if both are strings with the same decoded value (compared without allocating
@@ -102,13 +105,13 @@ extension JSONDocument {
             let leftRange = Int(lhs.start) + 1..<Int(lhs.end) - 1
             let rightRange = Int(rhs.start) + 1..<Int(rhs.end) - 1
             guard leftRange.count == rightRange.count else { return false }
-            return document.bytes[leftRange].elementsEqual(other.document.bytes[rightRange])
+            return document.source[leftRange].elementsEqual(other.document.source[rightRange])
         }
 
         /// The number, with its source text.
         public var number: JSONNumber? {
             guard entry.kind == .number else { return nil }
-            return JSONNumber(validatedText: String(decoding: document.bytes[byteRange], as: UTF8.self))
+            return JSONNumber(validatedText: String(decoding: document.source[byteRange], as: UTF8.self))
         }
 
         /// `true` for a number written with a fraction or an exponent (`1.0`, `1e3`).
@@ -120,16 +123,14 @@ extension JSONDocument {
         public var int64Value: Int64? {
             let entry = self.entry
             guard entry.kind == .number, !entry.flag else { return nil }
-            return document.bytes.withUnsafeBufferPointer { bytes in
-                JSONNumber.parseInteger(UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)]))
-            }
+            return JSONNumber.parseInteger(UnsafeBufferPointer(rebasing: document.source[Int(entry.start)..<Int(entry.end)]))
         }
 
         /// The value of a number as a `Double` (the nearest; `±infinity` when out of range).
         public var doubleValue: Double? {
             guard entry.kind == .number else { return nil }
             if let integer = int64Value, integer.magnitude <= 1 << 53 { return Double(integer) }
-            return Double(String(decoding: document.bytes[byteRange], as: UTF8.self))
+            return Double(String(decoding: document.source[byteRange], as: UTF8.self))
         }
 
         // MARK: Containers
@@ -259,11 +260,9 @@ extension JSONDocument {
     func decodeString(_ entry: JSONTapeEntry) -> String {
         let range = Int(entry.start) + 1..<Int(entry.end) - 1
         if !entry.flag {
-            return String(decoding: bytes[range], as: UTF8.self)
+            return String(decoding: source[range], as: UTF8.self)
         }
-        return bytes.withUnsafeBufferPointer { buffer in
-            JSONStringUnescaper.unescape(UnsafeBufferPointer(rebasing: buffer[range]))
-        }
+        return JSONStringUnescaper.unescape(UnsafeBufferPointer(rebasing: source[range]))
     }
 
     /// Materializes the value at a tape index as an owned tree.
@@ -275,7 +274,7 @@ extension JSONDocument {
         case .bool:
             return .bool(entry.flag)
         case .number:
-            return .number(JSONNumber(validatedText: String(decoding: bytes[Int(entry.start)..<Int(entry.end)], as: UTF8.self)))
+            return .number(JSONNumber(validatedText: String(decoding: source[Int(entry.start)..<Int(entry.end)], as: UTF8.self)))
         case .string:
             return .string(decodeString(entry))
         case .array:

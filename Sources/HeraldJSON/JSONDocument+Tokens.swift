@@ -32,14 +32,65 @@ extension JSONDocument {
         public var contentRange: Range<Int> { (byteRange.lowerBound + 1)..<(byteRange.upperBound - 1) }
     }
 
+    /// Every key and value in `node`'s subtree (the node included), in document order: a flat
+    /// walk over the tape with no recursion and no node values. Read the bytes with
+    /// `bytes.withUnsafeBytes` around the loop.
+    @inlinable
+    public func tokens(in node: Node) -> Tokens {
+        Tokens(document: self, range: node.index..<Int(tape[node.index].next))
+    }
+
+    /// The tokens of a subtree; see ``tokens(in:)``. Holds the document, so the tape stays alive.
+    public struct Tokens: Sequence {
+        @usableFromInline let document: JSONDocument
+        @usableFromInline let range: Range<Int>
+
+        @inlinable
+        init(document: JSONDocument, range: Range<Int>) {
+            self.document = document
+            self.range = range
+        }
+
+        /// Iterates the tokens.
+        public struct Iterator: IteratorProtocol {
+            @usableFromInline let document: JSONDocument
+            @usableFromInline var index: Int
+            @usableFromInline let end: Int
+
+            @inlinable
+            init(document: JSONDocument, index: Int, end: Int) {
+                self.document = document
+                self.index = index
+                self.end = end
+            }
+
+            /// The next token.
+            @inlinable
+            public mutating func next() -> Token? {
+                guard index < end else { return nil }
+                let entry = document.tape[index]
+                defer { index += 1 }
+                return Token(index: index, kind: entry.kind, isKey: entry.role == .key,
+                             byteRange: Int(entry.start)..<Int(entry.end), hasEscapes: entry.kind == .string && entry.flag)
+            }
+        }
+
+        /// Makes an iterator.
+        @inlinable
+        public func makeIterator() -> Iterator { Iterator(document: document, index: range.lowerBound, end: range.upperBound) }
+
+        /// The number of tokens.
+        @inlinable
+        public var underestimatedCount: Int { range.count }
+    }
+
     /// Calls `body` for every key and value in `node`'s subtree (the node included), in document
     /// order, with the source bytes. A flat walk: no recursion, no node values, so scanning a
     /// large custom payload costs one pass over its entries.
     @inlinable
     public func forEachToken(in node: Node, _ body: (Token, UnsafeRawBufferPointer) throws -> Void) rethrows {
-        let tape = self.tape
         let end = Int(tape[node.index].next)
-        try bytes.withUnsafeBytes { source in
+        try withUnsafeBytes { source in
             for index in node.index..<end {
                 let entry = tape[index]
                 try body(Token(index: index, kind: entry.kind, isKey: entry.role == .key,

@@ -7,7 +7,7 @@ extension JSONDocument {
     public func write<Output: JSONOutput>(to output: inout Output, style: JSONWriterStyle = .compact) {
         // `consume` hands the caller's buffer to the writer without a copy-on-write copy.
         var writer = JSONWriter(output: consume output, style: style)
-        bytes.withUnsafeBytes { source in
+        withUnsafeBytes { source in
             var cursor = 0
             writeValue(&cursor, source: source, writer: &writer)
         }
@@ -18,13 +18,13 @@ extension JSONDocument {
     public func compactBytes() -> [UInt8] {
         // The compact form is never longer than the source: whitespace goes, escapes only shrink
         // or stay, and everything else is copied.
-        [UInt8](writingJSON: bytes.count) { write(to: &$0, style: .compact) }
+        [UInt8](writingJSON: byteCount) { write(to: &$0, style: .compact) }
     }
 
     /// The indented form, for people.
     public func prettyBytes() -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
+        output.reserveCapacity(byteCount * 2)
         write(to: &output, style: .pretty)
         return output
     }
@@ -49,7 +49,7 @@ extension JSONDocument {
                 length += Int(entry.end - entry.start)
             }
         }
-        return length == bytes.count
+        return length == byteCount
     }
 
     /// The size of the compact canonical form in bytes, without building it.

@@ -16,39 +16,65 @@
 /// print(badge?.int64Value, badge?.location.column)   // Optional(5) Optional(17)
 /// ```
 public struct JSONDocument: Sendable {
-    /// The source and the tape behind one reference, so copying a document or a ``Node`` costs
-    /// one retain. Immutable (`let` only) and therefore `Sendable`.
+    /// A copy of the source and the tape, owned behind one reference, so copying a document or a
+    /// ``Node`` costs one retain and reading them costs none.
+    ///
+    /// `@unchecked Sendable` is sound: both buffers are written once in `init` and never again,
+    /// and they are freed only in `deinit`, when no reference remains.
     @usableFromInline
-    final class Storage: Sendable {
-        @usableFromInline let bytes: [UInt8]
-        @usableFromInline let tape: [JSONTapeEntry]
+    final class Storage: @unchecked Sendable {
+        @usableFromInline let source: UnsafeMutableBufferPointer<UInt8>
+        @usableFromInline let entries: UnsafeMutableBufferPointer<JSONTapeEntry>
         /// Set by the parser: no whitespace between tokens and no escapes, so the source is its own
         /// compact canonical form. `false` when unknown.
         @usableFromInline let knownCompact: Bool
 
+        /// Copies the source; takes ownership of `entries` (allocated with `allocate`).
         @usableFromInline
-        init(bytes: [UInt8], tape: [JSONTapeEntry], knownCompact: Bool) {
-            self.bytes = bytes
-            self.tape = tape
+        init(bytes: UnsafeRawBufferPointer, entries: UnsafeMutableBufferPointer<JSONTapeEntry>, knownCompact: Bool) {
+            source = .allocate(capacity: bytes.count)
+            _ = source.initialize(from: bytes)
+            self.entries = entries
             self.knownCompact = knownCompact
+        }
+
+        deinit {
+            source.deallocate()
+            entries.deallocate()
         }
     }
 
     @usableFromInline
     let storage: Storage
 
-    /// The source text as parsed.
+    /// The source bytes, valid while this document (or any copy or node of it) is alive. Code in
+    /// this module reads through them without retaining anything.
     @inlinable
-    public var bytes: [UInt8] { storage.bytes }
+    var source: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(storage.source) }
 
     /// One entry per value, in document order (a pre-order walk). Object members contribute two
-    /// entries each: the key (a string entry) followed by the value's subtree.
+    /// entries each: the key (a string entry) followed by the value's subtree. Valid while the
+    /// document is alive.
     @inlinable
-    var tape: [JSONTapeEntry] { storage.tape }
+    var tape: UnsafeBufferPointer<JSONTapeEntry> { UnsafeBufferPointer(storage.entries) }
 
+    /// The source text as parsed (a copy; ``withUnsafeBytes(_:)`` reads it in place).
+    public var bytes: [UInt8] { Array(source) }
+
+    /// The number of bytes of the source text.
+    @inlinable
+    public var byteCount: Int { storage.source.count }
+
+    /// Calls `body` with the source text, without copying it.
+    @inlinable
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(storage) { try body(UnsafeRawBufferPointer(storage.source)) }
+    }
+
+    /// A document over a copy of `bytes` that takes ownership of the parser's tape.
     @usableFromInline
-    init(bytes: [UInt8], tape: [JSONTapeEntry], isCompact: Bool = false) {
-        self.storage = Storage(bytes: bytes, tape: tape, knownCompact: isCompact)
+    init(bytes: UnsafeRawBufferPointer, taking entries: UnsafeMutableBufferPointer<JSONTapeEntry>, isCompact: Bool) {
+        self.storage = Storage(bytes: bytes, entries: entries, knownCompact: isCompact)
     }
 
     /// Parses `bytes` as one JSON text (RFC 8259), strictly.

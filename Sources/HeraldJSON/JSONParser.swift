@@ -48,42 +48,46 @@ public struct JSONParser: Sendable {
     /// linter can still check them; such a document is for reading only, and its locations may be
     /// off by a column inside a recovered string.
     public func parseRecovering(_ bytes: [UInt8]) -> (document: JSONDocument?, errors: [JSONParseError]) {
+        bytes.withUnsafeBytes { parseRecovering($0) }
+    }
+
+    /// ``parseRecovering(_:)-([UInt8])`` over borrowed bytes (the document keeps its own copy).
+    public func parseRecovering(_ bytes: UnsafeRawBufferPointer) -> (document: JSONDocument?, errors: [JSONParseError]) {
         if bytes.count > options.maximumInputSize {
             return (nil, [JSONParseError(
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
                 location: SourceLocation(offset: 0, line: 1, column: 1))])
         }
-        let result: (tape: [JSONTapeEntry]?, errors: [JSONParseError]) = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
-            scanner.recovering = true
-            do throws(JSONParseError) {
-                try scanner.parseDocument()
-                return (scanner.tape, scanner.recovered)
-            } catch {
-                return (nil, scanner.recovered + [error])
-            }
+        var scanner = Scanner(buffer: bytes.assumingMemoryBound(to: UInt8.self), maximumDepth: options.maximumDepth)
+        scanner.recovering = true
+        do throws(JSONParseError) {
+            try scanner.parseDocument()
+            let recovered = scanner.recovered
+            return (JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: false), recovered)
+        } catch {
+            return (nil, scanner.recovered + [error])
         }
-        return (result.tape.map { JSONDocument(bytes: bytes, tape: $0, isCompact: false) }, result.errors)
     }
 
     /// Parses one JSON text.
     public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONDocument {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer) }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON text from borrowed bytes; the document keeps its own copy.
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONDocument {
         if bytes.count > options.maximumInputSize {
             throw JSONParseError(
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
                 location: SourceLocation(offset: 0, line: 1, column: 1))
         }
-        let result: Result<([JSONTapeEntry], Bool), JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = Scanner(buffer: buffer, maximumDepth: options.maximumDepth)
-            do throws(JSONParseError) {
-                try scanner.parseDocument()
-                return .success((scanner.tape, !scanner.sawWhitespaceOrEscape))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let (tape, compact) = try result.get()
-        return JSONDocument(bytes: bytes, tape: tape, isCompact: compact)
+        var scanner = Scanner(buffer: bytes.assumingMemoryBound(to: UInt8.self), maximumDepth: options.maximumDepth)
+        try scanner.parseDocument()
+        let compact = !scanner.sawWhitespaceOrEscape
+        return JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: compact)
     }
 }
 
@@ -92,12 +96,12 @@ public struct JSONParser: Sendable {
 private let quote = UInt8(ascii: "\"")
 private let backslash = UInt8(ascii: "\\")
 
-private struct Scanner {
+private struct Scanner: ~Copyable {
     let buffer: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     var position = 0
     var depth = 0
-    var tape: [JSONTapeEntry] = []
+    var tape: TapeBuffer
     /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
     var recovering = false
     var recovered: [JSONParseError] = []
@@ -108,7 +112,12 @@ private struct Scanner {
         self.buffer = buffer
         self.maximumDepth = maximumDepth
         // Roughly one value per six bytes in typical payloads; growing is cheap if wrong.
-        tape.reserveCapacity(buffer.count / 6 + 4)
+        tape = TapeBuffer(capacity: buffer.count / 6 + 4)
+    }
+
+    /// The finished tape, for the document to own.
+    consuming func takeTape() -> UnsafeMutableBufferPointer<JSONTapeEntry> {
+        tape.take()
     }
 
     mutating func parseDocument() throws(JSONParseError) {
@@ -341,6 +350,7 @@ private struct Scanner {
             next: UInt32(tape.count + 1), count: 0))
     }
 
+    @inline(__always)
     mutating func parseNumber(role: JSONTapeEntry.Role) throws(JSONParseError) {
         let start = position
         var isInteger = true
@@ -399,6 +409,7 @@ private struct Scanner {
         }
     }
 
+    @inline(__always)
     mutating func parseString(role: JSONTapeEntry.Role) throws(JSONParseError) {
         let start = position
         position += 1
@@ -529,8 +540,7 @@ private struct Scanner {
     // MARK: Errors
 
     func locate(_ offset: Int) -> SourceLocation {
-        var locator = SourceLocator(bytes: Array(buffer))
-        return locator.location(ofOffset: offset)
+        SourceLocation.scan(buffer, upTo: offset)
     }
 
     func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {
@@ -598,5 +608,49 @@ private struct Scanner {
             }
             return nil
         }
+    }
+}
+
+/// The tape as the parser builds it: a buffer grown by doubling, handed to the document without a
+/// copy (``take()``) or freed if parsing fails.
+struct TapeBuffer: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<JSONTapeEntry>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 4)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    @inline(__always)
+    mutating func append(_ entry: JSONTapeEntry) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: entry)
+        count += 1
+    }
+
+    private mutating func grow() {
+        let larger = UnsafeMutablePointer<JSONTapeEntry>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    subscript(index: Int) -> JSONTapeEntry {
+        get { base[index] }
+        set { base[index] = newValue }
+    }
+
+    /// Gives up the buffer: the caller owns `count` entries at the returned pointer.
+    consuming func take() -> UnsafeMutableBufferPointer<JSONTapeEntry> {
+        let result = UnsafeMutableBufferPointer(start: base, count: count)
+        discard self // the buffer now belongs to the caller; skip deinit
+        return result
     }
 }

@@ -30,7 +30,7 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
 
     /// The location of `offset`, scanning `bytes` from the start (line breaks as in
     /// ``SourceLocator``).
-    static func scan(_ bytes: [UInt8], upTo offset: Int) -> SourceLocation {
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, upTo offset: Int) -> SourceLocation {
         let offset = max(0, min(offset, bytes.count))
         var line = 1
         var lineStart = 0

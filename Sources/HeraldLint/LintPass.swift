@@ -20,8 +20,9 @@ struct LintPass {
         var target: Target
     }
 
-    let linter: Linter
-    let bytes: [UInt8]
+    let settings: Linter.Settings
+    /// The body, borrowed for the duration of `lint`.
+    let bytes: UnsafeRawBufferPointer
     let context: LintContext
     let pushType: PushType?
     var findings: [Finding] = []
@@ -38,8 +39,8 @@ struct LintPass {
     var alert: Node?
     var alertValues: KeySlots<AlertKey>
 
-    init(linter: Linter, bytes: [UInt8], context: LintContext) {
-        self.linter = linter
+    init(settings: Linter.Settings, bytes: UnsafeRawBufferPointer, context: LintContext) {
+        self.settings = settings
         self.bytes = bytes
         self.context = context
         self.pushType = context.knownPushType
@@ -50,7 +51,7 @@ struct LintPass {
     // MARK: Reporting
 
     @inline(__always)
-    func isActive(_ rule: RuleID) -> Bool { linter.active.contains(rule) }
+    func isActive(_ rule: RuleID) -> Bool { settings.active.contains(rule) }
 
     /// Records a finding; the message is built only if the rule runs.
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at target: Target) {
@@ -70,7 +71,7 @@ struct LintPass {
             report(.payloadEmpty, "the body is empty; APNs answers 400 PayloadEmpty", at: .syntax(SourceLocation(offset: 0, line: 1, column: 1)))
             return
         }
-        let parser = JSONParser(options: linter.configuration.parserOptions)
+        let parser = JSONParser(options: settings.parserOptions)
         do {
             document = try parser.parse(bytes)
         } catch {
@@ -127,7 +128,7 @@ struct LintPass {
         diagnostics.reserveCapacity(findings.count)
         var locator: SourceLocator?
         for finding in findings {
-            let severity = linter.severity(of: finding.rule)
+            let severity = settings.severities[finding.rule.ordinal]
             switch finding.target {
             case .header(let name):
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .header(name), location: nil))

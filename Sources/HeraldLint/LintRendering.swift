@@ -77,24 +77,61 @@ public struct LintTextRenderer: Sendable {
         self.colors = colors
     }
 
-    /// Appends one input's findings.
+    /// Appends one input's findings, writing bytes directly (a run can print hundreds of
+    /// thousands of lines).
     public func render(_ result: LintFileResult, into output: inout [UInt8]) {
         for diagnostic in result.report.diagnostics {
-            var line = paint("1", result.path)
+            style("1", into: &output)
+            output.append(contentsOf: result.path.utf8)
             if let number = result.line(of: diagnostic), let column = diagnostic.location?.column {
-                line += paint("1", ":\(number):\(column)")
+                output.append(UInt8(ascii: ":"))
+                appendDecimal(number, to: &output)
+                output.append(UInt8(ascii: ":"))
+                appendDecimal(column, to: &output)
             } else if let number = result.lineNumber {
-                line += paint("1", ":\(number)")
+                output.append(UInt8(ascii: ":"))
+                appendDecimal(number, to: &output)
             }
-            line += ": "
+            reset(into: &output)
+            output.append(contentsOf: ": ".utf8)
             switch diagnostic.severity {
-            case .error: line += paint("1;31", "error:")
-            case .warning: line += paint("1;33", "warning:")
-            case .info: line += paint("1;36", "info:")
+            case .error:
+                style("1;31", into: &output)
+                output.append(contentsOf: "error:".utf8)
+            case .warning:
+                style("1;33", into: &output)
+                output.append(contentsOf: "warning:".utf8)
+            case .info:
+                style("1;36", into: &output)
+                output.append(contentsOf: "info:".utf8)
             }
-            line += " \(diagnostic.message) " + paint("2", "[\(diagnostic.rule)]") + "\n"
-            output.append(contentsOf: line.utf8)
+            reset(into: &output)
+            output.append(UInt8(ascii: " "))
+            output.append(contentsOf: diagnostic.message.utf8)
+            output.append(UInt8(ascii: " "))
+            style("2", into: &output)
+            output.append(UInt8(ascii: "["))
+            output.append(contentsOf: diagnostic.rule.rawValue.utf8)
+            output.append(UInt8(ascii: "]"))
+            reset(into: &output)
+            output.append(UInt8(ascii: "\n"))
         }
+    }
+
+    private func style(_ code: StaticString, into output: inout [UInt8]) {
+        guard colors else { return }
+        output.append(contentsOf: [0x1B, UInt8(ascii: "[")])
+        output.append(contentsOf: UnsafeBufferPointer(start: code.utf8Start, count: code.utf8CodeUnitCount))
+        output.append(UInt8(ascii: "m"))
+    }
+
+    private func reset(into output: inout [UInt8]) {
+        guard colors else { return }
+        output.append(contentsOf: [0x1B, UInt8(ascii: "["), UInt8(ascii: "0"), UInt8(ascii: "m")])
+    }
+
+    private func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+        JSONWriter<[UInt8]>.writeInteger(Int64(value), to: &output)
     }
 
     /// The closing summary line.
@@ -102,9 +139,6 @@ public struct LintTextRenderer: Sendable {
         summary.line(noun: noun) + "\n"
     }
 
-    private func paint(_ code: String, _ text: String) -> String {
-        colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
-    }
 }
 
 /// The JSON report: one document,

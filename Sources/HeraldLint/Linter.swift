@@ -41,22 +41,41 @@ public struct LintConfiguration: Sendable {
 public struct Linter: Sendable {
     /// The configuration.
     public let configuration: LintConfiguration
-    let active: RuleSet
+    let settings: Settings
+
+    /// What a lint pass reads on every payload, held inline: a pass copies it without touching a
+    /// reference count, so threads linting in parallel do not contend on shared objects.
+    struct Settings: Sendable {
+        var active = RuleSet()
+        var severities = InlineArray<128, LintSeverity>(repeating: .info)
+        var nearLimitFraction = 0.9
+        var parserOptions = JSONParser.Options()
+    }
 
     /// Creates a linter.
     public init(configuration: LintConfiguration = .init()) {
         self.configuration = configuration
-        var active = RuleSet()
+        var settings = Settings()
+        precondition(RuleID.allCases.count <= 128, "Settings.severities holds 128 rules")
         for rule in LintCatalog.rules {
             let on = (rule.enabledByDefault || configuration.enabled.contains(rule.id)) && !configuration.disabled.contains(rule.id)
-            if on { active.insert(rule.id) }
+            if on { settings.active.insert(rule.id) }
+            settings.severities[rule.id.ordinal] = configuration.severityOverrides[rule.id] ?? rule.severity
         }
-        self.active = active
+        settings.nearLimitFraction = configuration.nearLimitFraction
+        settings.parserOptions = configuration.parserOptions
+        self.settings = settings
     }
 
     /// Lints a body (as sent) in a context.
     public func lint(_ bytes: [UInt8], context: LintContext = .bodyOnly) -> LintReport {
-        var pass = LintPass(linter: self, bytes: bytes, context: context)
+        bytes.withUnsafeBytes { lint($0, context: context) }
+    }
+
+    /// Lints a body in borrowed memory (a line of a larger buffer, a network buffer's bytes);
+    /// the report keeps its own copy of what it needs.
+    public func lint(_ bytes: UnsafeRawBufferPointer, context: LintContext = .bodyOnly) -> LintReport {
+        var pass = LintPass(settings: settings, bytes: bytes, context: context)
         pass.run()
         return pass.finish()
     }
@@ -67,12 +86,7 @@ public struct Linter: Sendable {
     }
 
     /// Whether a rule runs.
-    public func isActive(_ rule: RuleID) -> Bool { active.contains(rule) }
-
-    func severity(of rule: RuleID) -> LintSeverity {
-        configuration.severityOverrides.isEmpty ? LintCatalog.rule(rule).severity
-            : configuration.severityOverrides[rule] ?? LintCatalog.rule(rule).severity
-    }
+    public func isActive(_ rule: RuleID) -> Bool { settings.active.contains(rule) }
 }
 
 /// A set of rules as a bit set: membership is one shift and mask.

@@ -4,24 +4,27 @@
 /// digits (spaces or dashes between groups allowed), pass the Luhn check, and start like a card
 /// network's numbers (so millisecond timestamps, which start with 1, do not match).
 enum SensitiveData {
-    /// What one pass over a string says about which detectors could match.
+    /// What one pass over a string says about which detectors could match: how many digits (a
+    /// card needs 13), whether there is an `@` (an e-mail needs one), and the longest run of
+    /// base64url characters (every credential recognised has a run of at least 10).
     static func traits(of bytes: UnsafeRawBufferPointer) -> (digits: Int, hasAt: Bool, hasTokenStart: Bool) {
         var digits = 0
         var hasAt = false
-        var hasTokenStart = false
+        var run = 0
+        var longestRun = 0
         for byte in bytes {
             if byte &- UInt8(ascii: "0") < 10 {
                 digits += 1
+                run += 1
+            } else if (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") {
+                run += 1
             } else {
-                switch byte {
-                case UInt8(ascii: "@"): hasAt = true
-                case UInt8(ascii: "e"), UInt8(ascii: "b"), UInt8(ascii: "B"), UInt8(ascii: "s"), UInt8(ascii: "r"),
-                     UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"): hasTokenStart = true
-                default: break
-                }
+                if byte == UInt8(ascii: "@") { hasAt = true }
+                longestRun = max(longestRun, run)
+                run = 0
             }
         }
-        return (digits, hasAt, hasTokenStart)
+        return (digits, hasAt, max(longestRun, run) >= 10)
     }
 
     /// A likely payment card number in `bytes`.
@@ -128,8 +131,13 @@ enum SensitiveData {
                     if end - (start + 7) >= 16 { return "a bearer token" }
                 }
             case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
-                for prefix in apiKeyPrefixes where prefix.utf8Start[0] == bytes[start] && index(of: prefix, in: bytes, from: start) == start {
-                    if base64URLRun(bytes, from: start + prefix.utf8CodeUnitCount) >= 16 { return "an API key (\(prefix)…)" }
+                let prefixes = apiKeyPrefixes
+                for slot in prefixes.indices {
+                    let prefix = prefixes[slot]
+                    if prefix.utf8Start[0] == bytes[start], index(of: prefix, in: bytes, from: start) == start,
+                       base64URLRun(bytes, from: start + prefix.utf8CodeUnitCount) >= 16 {
+                        return "an API key (\(prefix)…)"
+                    }
                 }
             default:
                 continue
@@ -161,7 +169,7 @@ enum SensitiveData {
         return true
     }
 
-    static let apiKeyPrefixes: [StaticString] = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
+    static let apiKeyPrefixes: InlineArray<9, StaticString> = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
 
     /// The offset of `needle` in `bytes` at or after `from`.
     static func index(of needle: StaticString, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
@@ -198,6 +206,10 @@ enum SensitiveData {
     /// where the name has that word's first two letters.
     static func sensitiveKeyName(_ key: UnsafeRawBufferPointer) -> Bool {
         guard key.count >= 3 else { return false }
+        // Most keys are already lowercase letters and digits: match them in place.
+        if key.allSatisfy({ $0 &- UInt8(ascii: "a") < 26 || $0 &- UInt8(ascii: "0") < 10 }) {
+            return matchesSensitiveWord(key)
+        }
         var name = InlineArray<64, UInt8>(repeating: 0)
         var count = 0
         for byte in key where isAlphanumeric(byte) {
@@ -205,39 +217,56 @@ enum SensitiveData {
             name[count] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
             count += 1
         }
-        let table = keyWordTable
+        return name.span.withUnsafeBytes { matchesSensitiveWord(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// Whether a normalised name (lowercase letters and digits) is or contains a secret's name.
+    static func matchesSensitiveWord(_ name: UnsafeRawBufferPointer) -> Bool {
+        let count = name.count
         if count == 3 {
-            for word in table.names where word[0] == name[0] && word[1] == name[1] && word[2] == name[2] { return true }
+            let names = sensitiveNames
+            for slot in names.indices where index(of: names[slot], in: name, from: 0) == 0 { return true }
             return false
         }
         guard count >= 4 else { return false }
+        let words = sensitiveWords
+        let bigrams = sensitiveBigrams
         for start in 0..<(count - 3) {
             let first = name[start] &- UInt8(ascii: "a")
             let second = name[start + 1] &- UInt8(ascii: "a")
-            guard first < 26, second < 26, table.bigrams[Int(first)] & (1 << UInt32(second)) != 0 else { continue }
-            candidates: for word in table.words where word.count <= count - start && word[0] == name[start] && word[1] == name[start + 1] {
-                for offset in 2..<word.count where word[offset] != name[start + offset] { continue candidates }
-                return true
+            guard first < 26, second < 26, bigrams[Int(first)] & (1 << UInt32(second)) != 0 else { continue }
+            for slot in words.indices {
+                let word = words[slot]
+                if word.utf8CodeUnitCount <= count - start, word.utf8Start[0] == name[start], word.utf8Start[1] == name[start + 1],
+                   index(of: word, in: name, from: start) == start {
+                    return true
+                }
             }
         }
         return false
     }
 
-    /// The words as bytes, and which first-two-letter pairs start one.
-    struct KeyWordTable: Sendable {
-        let words: [[UInt8]]
-        let names: [[UInt8]]
-        let bigrams: [UInt32]
-    }
+    // The word lists are inline arrays of StaticString: trivial values, so reading them from many
+    // threads touches no reference count.
 
-    static let keyWordTable: KeyWordTable = {
-        let words = ["password", "passwd", "passphrase", "secret", "apikey", "accesstoken", "refreshtoken", "authtoken",
-                     "privatekey", "creditcard", "cardnumber", "socialsecurity", "bankaccount", "iban"].map { Array($0.utf8) }
-        // Short names mark a secret only as the whole key (`pin`, not `spinner`).
-        let names = ["ssn", "cvv", "cvc", "pin", "pwd"].map { Array($0.utf8) }
-        var bigrams = [UInt32](repeating: 0, count: 26)
-        for word in words { bigrams[Int(word[0] - UInt8(ascii: "a"))] |= 1 << UInt32(word[1] - UInt8(ascii: "a")) }
-        return KeyWordTable(words: words, names: names, bigrams: bigrams)
+    /// Names that mark a secret wherever they appear in a key.
+    static let sensitiveWords: InlineArray<14, StaticString> = [
+        "password", "passwd", "passphrase", "secret", "apikey", "accesstoken", "refreshtoken", "authtoken",
+        "privatekey", "creditcard", "cardnumber", "socialsecurity", "bankaccount", "iban",
+    ]
+
+    /// Short names that mark a secret only as the whole key (`pin`, not `spinner`).
+    static let sensitiveNames: InlineArray<5, StaticString> = ["ssn", "cvv", "cvc", "pin", "pwd"]
+
+    /// Which first-two-letter pairs start a word of ``sensitiveWords``: bit `b` of entry `a`.
+    static let sensitiveBigrams: InlineArray<26, UInt32> = {
+        var bigrams = InlineArray<26, UInt32>(repeating: 0)
+        let words = sensitiveWords
+        for slot in words.indices {
+            let word = words[slot]
+            bigrams[Int(word.utf8Start[0] - UInt8(ascii: "a"))] |= 1 << UInt32(word.utf8Start[1] - UInt8(ascii: "a"))
+        }
+        return bigrams
     }()
 
     static func isAlphanumeric(_ byte: UInt8) -> Bool { isLetter(byte) || byte &- UInt8(ascii: "0") < 10 }

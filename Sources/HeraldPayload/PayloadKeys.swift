@@ -227,59 +227,79 @@ extension KnownKey {
     public init?(_ name: String) {
         var name = name
         guard let ordinal = name.withUTF8({ Self.table.ordinal(of: UnsafeRawBufferPointer($0)) }) else { return nil }
-        self = Self.keys[ordinal]
+        self.init(ordinal: ordinal)
     }
 
     /// The key whose UTF-8 spelling is `bytes`, without allocating.
     @inlinable
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
         guard let ordinal = Self.table.ordinal(of: bytes) else { return nil }
-        self = Self.keys[ordinal]
+        self.init(ordinal: ordinal)
+    }
+
+    /// The key with an ordinal from this type's table: its one-byte tag (see ``ordinal``). Reading
+    /// the tag avoids the shared `keys` array on the lookup path.
+    @inlinable
+    init(ordinal: Int) {
+        precondition(MemoryLayout<Self>.size == 1 && ordinal >= 0 && ordinal < 256, "known keys are one-byte enums")
+        self = withUnsafeBytes(of: UInt8(ordinal)) { $0.load(as: Self.self) }
     }
 }
 
 /// Maps key spellings to ordinals by comparing bytes, bucketed by length: no hashing, no
-/// allocation, one flat array.
-public struct KeyTable: Sendable {
+/// allocation, one flat buffer.
+///
+/// Tables are built once per key type and live as long as the process: their buffers are never
+/// freed, so lookups from many threads read them without touching a reference count (shared
+/// arrays would make every lookup retain and release the same object from every core).
+/// `@unchecked Sendable` is sound because the buffers are written only in `init`.
+public struct KeyTable: @unchecked Sendable {
     /// Every spelling, concatenated.
-    @usableFromInline let bytes: [UInt8]
-    /// (offset into `bytes`, ordinal) per spelling, grouped by length.
-    @usableFromInline let entries: [(offset: Int32, ordinal: Int32)]
-    /// For each length L, the range `starts[L]..<starts[L + 1]` of `entries` with that length.
-    @usableFromInline let starts: [Int32]
+    @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
+    /// Offset into `bytes` and ordinal per spelling, grouped by length.
+    @usableFromInline let offsets: UnsafeBufferPointer<Int32>
+    @usableFromInline let ordinals: UnsafeBufferPointer<Int32>
+    /// For each length L, the range `starts[L]..<starts[L + 1]` of entries with that length.
+    @usableFromInline let starts: UnsafeBufferPointer<Int32>
 
     /// A table of the given spellings, in ordinal order.
     public init(_ names: [StaticString]) {
         let longest = names.map(\.utf8CodeUnitCount).max() ?? 0
         var bytes: [UInt8] = []
-        var entries: [(offset: Int32, ordinal: Int32)] = []
+        var offsets: [Int32] = []
+        var ordinals: [Int32] = []
         var starts: [Int32] = []
         for length in 0...(longest + 1) {
-            starts.append(Int32(entries.count))
+            starts.append(Int32(offsets.count))
             for (ordinal, name) in names.enumerated() where name.utf8CodeUnitCount == length {
-                entries.append((Int32(bytes.count), Int32(ordinal)))
+                offsets.append(Int32(bytes.count))
+                ordinals.append(Int32(ordinal))
                 bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: length))
             }
         }
-        self.bytes = bytes
-        self.entries = entries
-        self.starts = starts
+        self.bytes = Self.immortal(bytes)
+        self.offsets = Self.immortal(offsets)
+        self.ordinals = Self.immortal(ordinals)
+        self.starts = Self.immortal(starts)
+    }
+
+    /// A copy of `array` that is never freed.
+    private static func immortal<Element>(_ array: [Element]) -> UnsafeBufferPointer<Element> {
+        let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(array.count, 1))
+        _ = buffer.initialize(from: array)
+        return UnsafeBufferPointer(rebasing: buffer[0..<array.count])
     }
 
     /// The ordinal of the key spelled `key`.
     @inlinable
     public func ordinal(of key: UnsafeRawBufferPointer) -> Int? {
         let length = key.count
-        guard length + 1 < starts.count else { return nil }
+        guard length > 0, length + 1 < starts.count else { return nil }
         let lower = Int(starts[length])
         let upper = Int(starts[length + 1])
-        guard lower < upper else { return nil }
-        return bytes.withUnsafeBytes { all in
-            for index in lower..<upper {
-                let entry = entries[index]
-                if memcmp(all.baseAddress! + Int(entry.offset), key.baseAddress!, length) == 0 { return Int(entry.ordinal) }
-            }
-            return nil
+        for index in lower..<upper where memcmp(bytes.baseAddress! + Int(offsets[index]), key.baseAddress!, length) == 0 {
+            return Int(ordinals[index])
         }
+        return nil
     }
 }

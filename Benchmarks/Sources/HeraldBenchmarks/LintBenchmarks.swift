@@ -51,23 +51,54 @@ enum LintBenchmarks {
         var output: String
     }
 
-    /// Runs a program, returning wall time and the child's peak resident memory.
+    /// Runs a program with its output sent to /dev/null (so the harness does no work while it
+    /// runs), returning wall time and that program's peak resident memory. The program runs under
+    /// GNU time when it is installed: a child spawned from this large process would inherit its
+    /// high-water mark, while one spawned from `time` starts small.
     static func time(_ executable: String, _ arguments: [String]) throws -> Run {
+        let timeTool = "/usr/bin/time"
+        guard FileManager.default.isExecutableFile(atPath: timeTool) else { return try spawn(executable, arguments) }
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-rss-\(getpid())").path
+        var run = try spawn(timeTool, ["-f", "%M", "-o", report, executable] + arguments)
+        if let text = try? String(contentsOfFile: report, encoding: .utf8),
+           let kilobytes = text.split(separator: "\n").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) {
+            run.peakMiB = kilobytes / 1024
+        }
+        return run
+    }
+
+    static func spawn(_ executable: String, _ arguments: [String]) throws -> Run {
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let start = now()
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        var status: Int32 = 0
+        var usage = rusage()
+        _ = wait4(pid, &status, 0, &usage)
+        let seconds = Double(now() - start) / 1e9
+        return Run(seconds: seconds, peakMiB: Double(usage.ru_maxrss) / 1024, output: "")
+    }
+
+    /// The last line a program prints (an untimed run, for the report).
+    static func lastLine(_ executable: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        let start = now()
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let seconds = Double(now() - start) / 1e9
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        let output = String(decoding: data, as: UTF8.self)
-        return Run(seconds: seconds, peakMiB: Double(usage.ru_maxrss) / 1024, output: output)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -85,7 +116,9 @@ enum LintBenchmarks {
         var heraldOneJobTimes: [Double] = []
         var baselineTimes: [Double] = []
         var heraldPeak = 0.0
-        var summary = ""
+        var baselinePeak = 0.0
+        let summary = try lastLine(herald, ["lint", "--jsonl", path])
+        let baselineSummary = try lastLine(baseline, [path])
         for round in 0..<rounds {
             // Alternate the order so both sides see the same machine state on average.
             let order = round % 2 == 0 ? [0, 1, 2] : [2, 1, 0]
@@ -95,11 +128,12 @@ enum LintBenchmarks {
                     let run = try time(herald, ["lint", "--jsonl", path])
                     heraldTimes.append(run.seconds)
                     heraldPeak = max(heraldPeak, run.peakMiB)
-                    summary = run.output.split(separator: "\n").last.map(String.init) ?? ""
                 case 1:
                     heraldOneJobTimes.append(try time(herald, ["lint", "--jsonl", "--jobs", "1", path]).seconds)
                 default:
-                    baselineTimes.append(try time(baseline, [path]).seconds)
+                    let run = try time(baseline, [path])
+                    baselineTimes.append(run.seconds)
+                    baselinePeak = max(baselinePeak, run.peakMiB)
                 }
             }
         }
@@ -111,12 +145,13 @@ enum LintBenchmarks {
         print("- machine: \(Machine.description)")
         print("- input: \(lines) lines, \(dataset.bytes) bytes of payload: \(dataset.kinds)")
         print("- herald's summary line: \(summary)")
-        print("- method: \(rounds) rounds, each running the three programs one after another (order alternating); median wall time per program, peak RSS from getrusage\n")
+        print("- baseline's summary line: \(baselineSummary)")
+        print("- method: \(rounds) rounds, each running the three programs one after another (order alternating), output to /dev/null; median wall time per program; peak RSS of each child from wait4\n")
         print("| program | median wall time | payloads/s | ratio to baseline | target |")
         print("|---|---:|---:|---:|---|")
         print("| `herald lint --jsonl` (all cores) | \(String(format: "%.2f s", median(heraldTimes))) | \(count(heraldRate)) | \(format(heraldRate / baselineRate))x | ≥ 500k/s \(heraldRate >= 500_000 ? "met" : "MISSED"), ≥ 5x \(heraldRate / baselineRate >= 5 ? "met" : "MISSED") |")
         print("| `herald lint --jsonl --jobs 1` | \(String(format: "%.2f s", median(heraldOneJobTimes))) | \(count(oneJobRate)) | \(format(oneJobRate / baselineRate))x | |")
         print("| baseline: JSONSerialization + size, 1 thread | \(String(format: "%.2f s", median(baselineTimes))) | \(count(baselineRate)) | 1.0x | |")
-        print("\nherald peak memory: \(format(heraldPeak)) MiB (largest of all child processes)\n")
+        print("\npeak memory: herald \(format(heraldPeak)) MiB, baseline \(format(baselinePeak)) MiB\n")
     }
 }

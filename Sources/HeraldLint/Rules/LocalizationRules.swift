@@ -126,18 +126,20 @@ extension LintPass {
     /// Reports `\u` escapes in an alert string's source text.
     mutating func checkUnicodeEscapes(_ node: Node) {
         guard isActive(.unicodeEscapeInAlert), node.stringHasEscapes else { return }
-        let raw = node.document.bytes[node.rawStringBytes]
-        var escaped = false
-        for byte in raw {
-            if escaped {
-                if byte == UInt8(ascii: "u") {
-                    report(.unicodeEscapeInAlert, "alert text uses the \\u notation, which APNs does not support; write the character itself in UTF-8 (herald fmt does this)", at: node)
-                    return
+        let hasUnicodeEscape = node.document.withUnsafeBytes { source in
+            var escaped = false
+            for byte in source[node.rawStringBytes] {
+                if escaped {
+                    if byte == UInt8(ascii: "u") { return true }
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
                 }
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
             }
+            return false
+        }
+        if hasUnicodeEscape {
+            report(.unicodeEscapeInAlert, "alert text uses the \\u notation, which APNs does not support; write the character itself in UTF-8 (herald fmt does this)", at: node)
         }
     }
 }

@@ -56,52 +56,33 @@ extension LintPass {
 
     /// One flat pass over a custom value's keys, strings and numbers.
     mutating func scanSensitive(_ value: Node, _ active: SensitiveChecks) {
-        var found: [(rule: RuleID, detail: String, index: Int)] = []
-        var names: [(key: Int, value: Int, kind: JSONKind)] = []
-        value.document.forEachToken(in: value) { token, source in
-            switch token.kind {
-            case .string:
-                if token.hasEscapes {
-                    guard let decoded = value.document.node(at: token.index)?.stringValue ?? value.document.keyString(at: token.index) else { return }
-                    var text = decoded
-                    text.withUTF8 { examine(token, UnsafeRawBufferPointer($0)) }
-                } else {
-                    examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
+        let document = value.document
+        var scan = SensitiveScan(active: active)
+        document.withUnsafeBytes { source in
+            for token in document.tokens(in: value) {
+                switch token.kind {
+                case .string:
+                    if token.hasEscapes {
+                        guard var decoded = document.node(at: token.index)?.stringValue ?? document.keyString(at: token.index) else { continue }
+                        decoded.withUTF8 { scan.examine(token, UnsafeRawBufferPointer($0)) }
+                    } else {
+                        scan.examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
+                    }
+                case .number:
+                    guard active.card, token.byteRange.count >= 13 else { continue }
+                    if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
+                        scan.found.append((.sensitiveCardNumber, card, token.index))
+                    }
+                default:
+                    continue
                 }
-            case .number:
-                guard active.card, token.byteRange.count >= 13 else { return }
-                if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
-                    found.append((.sensitiveCardNumber, card, token.index))
-                }
-            default:
-                return
             }
         }
-        func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer) {
-            if token.isKey {
-                if active.keyName, SensitiveData.sensitiveKeyName(bytes) {
-                    names.append((token.index, token.index + 1, .null))
-                }
-                return
-            }
-            // One pass decides which detectors can possibly match.
-            let traits = SensitiveData.traits(of: bytes)
-            if active.card, traits.digits >= 13, let card = SensitiveData.cardNumber(in: bytes) {
-                found.append((.sensitiveCardNumber, card, token.index))
-            }
-            if active.email, traits.hasAt, let email = SensitiveData.email(in: bytes) {
-                found.append((.sensitiveEmail, email, token.index))
-            }
-            if active.token, bytes.count >= 20, traits.hasTokenStart, let kind = SensitiveData.token(in: bytes) {
-                found.append((.sensitiveToken, kind, token.index))
-            }
+        for value in scan.sensitiveKeyValues {
+            guard let node = document.node(at: value) else { continue }
+            reportKeyName(document.keyString(at: value - 1) ?? "", value: value, kind: node.kind)
         }
-        for name in names {
-            let document = value.document
-            guard let node = document.node(at: name.value) else { continue }
-            reportKeyName(document.keyString(at: name.key) ?? "", value: name.value, kind: node.kind)
-        }
-        for finding in found {
+        for finding in scan.found {
             switch finding.rule {
             case .sensitiveCardNumber:
                 report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(finding.detail))); do not send card numbers in payloads", at: .node(finding.index))
@@ -122,5 +103,54 @@ extension LintPass {
     /// `4111 …1111`: enough to find it, not enough to leak it again in a report.
     static func masked(_ digits: String) -> String {
         "\(digits.prefix(4)) …\(digits.suffix(4))"
+    }
+}
+
+/// What one scan of custom data found, with a small cache of key-name verdicts.
+struct SensitiveScan {
+    let active: LintPass.SensitiveChecks
+    var found: [(rule: RuleID, detail: String, index: Int)] = []
+    /// Tape indices of values whose key is named like a secret.
+    var sensitiveKeyValues: [Int] = []
+    // Arrays of objects repeat their keys ("sku", "qty" a hundred times): remember the verdict for
+    // short keys, packed with their length into one word.
+    private var cachedKeys = InlineArray<8, UInt64>(repeating: 0)
+    private var cachedVerdicts = InlineArray<8, Bool>(repeating: false)
+    private var cachedCount = 0
+
+    init(active: LintPass.SensitiveChecks) {
+        self.active = active
+    }
+
+    mutating func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer) {
+        if token.isKey {
+            if active.keyName, isSensitiveKey(bytes) { sensitiveKeyValues.append(token.index + 1) }
+            return
+        }
+        // One pass decides which detectors can possibly match.
+        let traits = SensitiveData.traits(of: bytes)
+        if active.card, traits.digits >= 13, let card = SensitiveData.cardNumber(in: bytes) {
+            found.append((.sensitiveCardNumber, card, token.index))
+        }
+        if active.email, traits.hasAt, let email = SensitiveData.email(in: bytes) {
+            found.append((.sensitiveEmail, email, token.index))
+        }
+        if active.token, bytes.count >= 20, traits.hasTokenStart, let kind = SensitiveData.token(in: bytes) {
+            found.append((.sensitiveToken, kind, token.index))
+        }
+    }
+
+    mutating func isSensitiveKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count <= 7 else { return SensitiveData.sensitiveKeyName(bytes) }
+        var packed = UInt64(bytes.count) << 56
+        for (offset, byte) in bytes.enumerated() { packed |= UInt64(byte) << UInt64(offset * 8) }
+        for slot in 0..<cachedCount where cachedKeys[slot] == packed { return cachedVerdicts[slot] }
+        let verdict = SensitiveData.sensitiveKeyName(bytes)
+        if cachedCount < 8 {
+            cachedKeys[cachedCount] = packed
+            cachedVerdicts[cachedCount] = verdict
+            cachedCount += 1
+        }
+        return verdict
     }
 }

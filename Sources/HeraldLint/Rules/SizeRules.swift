@@ -49,7 +49,7 @@ extension LintPass {
         let limitScope = self.limitScope
         if size > limit {
             report(.payloadTooLarge, "\(size) bytes, over the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
-        } else if Double(size) > Double(limit) * linter.configuration.nearLimitFraction {
+        } else if Double(size) > Double(limit) * settings.nearLimitFraction {
             report(.payloadNearLimit, "\(size) bytes, \(Int((Double(size) / Double(limit) * 100).rounded(.down)))% of the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
         } else if size > PayloadLimit.legacyBinary {
             report(.payloadOverLegacyLimit, "\(size) bytes, over the legacy binary interface's \(PayloadLimit.legacyBinary)-byte limit (HTTP/2 allows \(limit))\(compactNote)", at: root)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import HeraldLint
 
 #if canImport(Glibc)
@@ -24,32 +25,36 @@ struct JSONLLinter {
     static let blockSize = 8 << 20
 
     func run(_ input: InputFile, output: inout LintOutput) throws(UsageError) {
-        var reader = try BlockReader(input)
+        let prefetch = Prefetch(reader: try BlockReader(input))
+        prefetch.fetch()
         var firstLineNumber = 1
-        while let block = try reader.next() {
-            let lines = Self.lineRanges(block)
+        while let (block, lines) = try prefetch.take() {
             let batches = Self.batches(count: lines.count, jobs: jobs)
             let slots = ResultSlots(count: batches.count)
+            let counter = BatchCounter()
             let format = output.format
             let colors = output.colors
             let baseLine = firstLineNumber
-            // concurrentPerform uses every core whatever the iteration count, so `jobs` workers
-            // each take every jobs-th batch.
-            let workers = min(jobs, batches.count)
+            let workers = min(jobs, max(batches.count, 1))
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                for batchIndex in stride(from: worker, to: batches.count, by: workers) {
-                    var rendered: [UInt8] = []
-                    var summary = LintSummary()
-                    for lineIndex in batches[batchIndex] {
-                        let range = lines[lineIndex]
-                        guard !Self.isBlank(block, range) else { continue }
-                        let report = linter.lint(Array(block[range]), context: context)
-                        summary.add(report)
-                        guard !report.diagnostics.isEmpty else { continue }
-                        let result = LintFileResult(path: input.displayName, lineNumber: baseLine + lineIndex, report: report)
-                        rendered += LintOutput.render(result, format: format, colors: colors, includeClean: false)
+                // Worker 0 reads the next block first; every worker then takes batches as they
+                // come, so the reading worker simply lints fewer of them.
+                if worker == 0 { prefetch.fetch() }
+                block.withUnsafeBytes { bytes in
+                    while let batchIndex = counter.next(below: batches.count) {
+                        var rendered: [UInt8] = []
+                        var summary = LintSummary()
+                        for lineIndex in batches[batchIndex] {
+                            let range = lines[lineIndex]
+                            guard !Self.isBlank(block, range) else { continue }
+                            let report = linter.lint(UnsafeRawBufferPointer(rebasing: bytes[range]), context: context)
+                            summary.add(report)
+                            guard !report.diagnostics.isEmpty else { continue }
+                            let result = LintFileResult(path: input.displayName, lineNumber: baseLine + lineIndex, report: report)
+                            rendered += LintOutput.render(result, format: format, colors: colors, includeClean: false)
+                        }
+                        slots.store(batchIndex, rendered, summary)
                     }
-                    slots.store(batchIndex, rendered, summary)
                 }
             }
             for batchIndex in 0..<batches.count {
@@ -79,10 +84,11 @@ struct JSONLLinter {
         return ranges
     }
 
-    /// Contiguous batches of line indices, a few per thread so uneven lines balance out.
+    /// Contiguous batches of line indices. Workers take them from a shared counter, so many
+    /// small batches cost little and keep every core busy until the end of each block.
     static func batches(count: Int, jobs: Int) -> [Range<Int>] {
         guard count > 0 else { return [] }
-        let batchCount = min(count, max(1, jobs * 4))
+        let batchCount = min(count, max(1, jobs * 32))
         let size = (count + batchCount - 1) / batchCount
         return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
     }
@@ -95,6 +101,46 @@ struct JSONLLinter {
             }
         }
         return true
+    }
+}
+
+/// Hands out batch indices to workers, each exactly once.
+private final class BatchCounter: Sendable {
+    private let nextIndex = Atomic<Int>(0)
+
+    func next(below count: Int) -> Int? {
+        let index = nextIndex.add(1, ordering: .relaxed).oldValue
+        return index < count ? index : nil
+    }
+}
+
+/// The next block, read ahead by one worker while the others lint.
+///
+/// `@unchecked Sendable` is safe: `fetch()` runs either on the main thread outside
+/// `concurrentPerform` or on worker 0 inside it, never both at once, and `take()` runs on the main
+/// thread after `concurrentPerform` has returned, which orders it after the fetch.
+private final class Prefetch: @unchecked Sendable {
+    private var reader: BlockReader
+    private var fetched: Result<([UInt8], [Range<Int>])?, UsageError> = .success(nil)
+
+    init(reader: BlockReader) {
+        self.reader = reader
+    }
+
+    /// Reads the next block and finds its lines.
+    func fetch() {
+        do throws(UsageError) {
+            fetched = .success(try reader.next().map { ($0, JSONLLinter.lineRanges($0)) })
+        } catch {
+            fetched = .failure(error)
+        }
+    }
+
+    /// The block fetched last, or `nil` at the end of the input.
+    func take() throws(UsageError) -> ([UInt8], [Range<Int>])? {
+        let result = try fetched.get()
+        fetched = .success(nil)
+        return result
     }
 }
 
