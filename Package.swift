@@ -40,7 +40,7 @@ let package = Package(
             ]
         ),
         // Shared by the test targets: fixture paths and seeded generators.
-        .target(name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload"], path: "Tests/HeraldTestSupport"),
+        .target(name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldLint"], path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
         .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload", "HeraldTestSupport"]),

@@ -10,5 +10,6 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzJSON", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzPayload", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzLint", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
     ]
 )

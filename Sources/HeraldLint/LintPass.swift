@@ -33,7 +33,7 @@ struct LintPass {
 
     /// `aps`, when it is an object.
     var aps: Node?
-    /// The value of each Apple-defined `aps` key present (the first, if duplicated).
+    /// The value of each Apple-defined `aps` key present (the last, if repeated).
     var apsValues: KeySlots<APSKey>
     /// The `alert` dictionary, when `alert` is one.
     var alert: Node?
@@ -104,11 +104,12 @@ struct LintPass {
         checkSensitiveData(root)
     }
 
-    /// Finds `aps`, the Apple keys inside it and the `alert` dictionary.
+    /// Finds `aps`, the Apple keys inside it and the `alert` dictionary. Where a key repeats, the
+    /// last one is analysed: it is what JSON Pointers name and what most readers keep
+    /// (`duplicate-key` reports the repetition).
     mutating func indexPayload(_ root: Node) {
         for member in root.members where member.keyNode.stringEquals("aps") {
-            if member.value.kind == .object { aps = member.value } else { aps = nil }
-            break
+            aps = member.value.kind == .object ? member.value : nil
         }
         guard let aps else { return }
         apsValues.index(aps)
@@ -136,6 +137,10 @@ struct LintPass {
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
             case .node(let index):
                 guard let document, let node = document.node(at: index) else { continue }
+                let pointer = document.pointer(to: node)
+                // A value hidden by a later duplicate key is used by no reader and named by no
+                // pointer; `duplicate-key` already reports the repetition.
+                guard document.resolve(pointer)?.index == node.index else { continue }
                 let location: SourceLocation
                 if findings.count <= 4 {
                     // A few lookups: scanning up to each offset beats building a line table.
@@ -144,7 +149,7 @@ struct LintPass {
                     if locator == nil { locator = SourceLocator(bytes: document.bytes) }
                     location = locator!.location(ofOffset: node.byteRange.lowerBound)
                 }
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(document.pointer(to: node)), location: location))
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(pointer), location: location))
             }
         }
         diagnostics.sort { lhs, rhs in
@@ -169,11 +174,11 @@ struct KeySlots<Key: KnownKey> {
         precondition(Key.keys.count <= 32, "KeySlots holds at most 32 keys")
     }
 
-    /// Records the first value of each known key of `object`.
+    /// Records the value of each known key of `object` (the last, where a key repeats).
     mutating func index(_ object: JSONDocument.Node) {
         document = object.document
         for member in object.members {
-            guard let ordinal = member.keyNode.withUTF8({ Key.table.ordinal(of: $0) }) ?? nil, slots[ordinal] < 0 else { continue }
+            guard let ordinal = member.keyNode.withUTF8({ Key.table.ordinal(of: $0) }) ?? nil else { continue }
             slots[ordinal] = Int32(member.value.index)
         }
     }

@@ -91,3 +91,28 @@ struct LintMessageTests {
         #expect(!rules(#"{"aps":{"alert":"Mail from jane@example.com"}}"#).contains(.sensitiveEmail))
     }
 }
+
+@Suite("Duplicate keys and shadowed values")
+struct ShadowedValueTests {
+    @Test("findings are about the value readers use: the last of a repeated key")
+    func lastWins() throws {
+        let body = #"{"aps":{"badge":"x","badge":2,"alert":{"loc-key":"%@ %@","loc-args":["a"]},"alert":"Hi"}}"#
+        let report = Linter().lint(body)
+        let rules = report.diagnostics.map(\.rule)
+        // The shadowed badge (a string) and the shadowed alert (a format with too few arguments)
+        // are not reported; the repetitions are.
+        #expect(!rules.contains(.keyType))
+        #expect(!rules.contains(.formatMissingArguments))
+        #expect(rules.filter { $0 == .duplicateKey }.count == 2)
+        for diagnostic in report.diagnostics {
+            let pointer = try #require(diagnostic.pointer)
+            #expect(report.document?.resolve(pointer) != nil)
+        }
+    }
+
+    @Test("the last aps is the one analysed")
+    func lastAPS() {
+        let rules = Set(Linter().lint(#"{"aps":{"badge":-1},"aps":{"badge":1}}"#).diagnostics.map(\.rule))
+        #expect(rules == [.duplicateKey])
+    }
+}

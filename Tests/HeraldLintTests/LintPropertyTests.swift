@@ -1,3 +1,4 @@
+import Foundation
 import HeraldJSON
 import HeraldLint
 import HeraldPayload
@@ -9,50 +10,10 @@ import Testing
 @Suite("Lint properties")
 struct LintPropertyTests {
     static func check(_ bytes: [UInt8], context: LintContext = .bodyOnly) -> [String] {
-        let linter = Linter(configuration: LintConfiguration(enabled: Set(RuleID.allCases)))
-        let report = linter.lint(bytes, context: context)
-        var problems: [String] = []
-        for diagnostic in report.diagnostics {
-            guard let pointer = diagnostic.pointer else {
-                if diagnostic.location != nil { problems.append("\(diagnostic.rule): a header finding with a location") }
-                continue
-            }
-            guard let location = diagnostic.location else {
-                problems.append("\(diagnostic.rule): no location")
-                continue
-            }
-            if diagnostic.rule == .invalidJSON || diagnostic.rule == .payloadEmpty { continue }
-            guard let document = report.document else {
-                problems.append("\(diagnostic.rule): a value finding without a document")
-                continue
-            }
-            guard let resolved = document.resolve(pointer) else {
-                problems.append("\(diagnostic.rule): \(pointer) does not resolve")
-                continue
-            }
-            // The node at the reported position has the diagnostic's pointer.
-            let atLocation = document.nodeIndices.compactMap(document.node(at:)).first { $0.byteRange.lowerBound == location.offset }
-            if let atLocation {
-                if document.pointer(to: atLocation) != pointer && document.pointer(to: resolved) != pointer {
-                    problems.append("\(diagnostic.rule): \(location) is not at \(pointer)")
-                }
-            } else {
-                problems.append("\(diagnostic.rule): nothing starts at \(location)")
-            }
-            if resolved.location.line != location.line && !document.root.value.containsDuplicateKeys {
-                problems.append("\(diagnostic.rule): \(pointer) is on line \(resolved.location.line), not \(location.line)")
-            }
-        }
-        return problems
+        PropertyChecks.lint(bytes, context: context)
     }
 
-    static let contexts: [LintContext] = [
-        .bodyOnly,
-        LintContext(pushType: "alert", priority: "10", topic: "com.x", isRequest: true),
-        LintContext(pushType: "background", topic: "com.x.voip", isRequest: true),
-        LintContext(pushType: "liveactivity", priority: "5", topic: "com.x.push-type.liveactivity", endpoint: .broadcast),
-        LintContext(pushType: "widgets", priority: "1", collapseID: "c", expiration: "99", apnsID: "X", deviceToken: "zz"),
-    ]
+    static let contexts = PropertyChecks.lintContexts
 
     @Test("random payloads, pretty and compact", arguments: 0..<20)
     func randomPayloads(seed: Int) throws {
@@ -83,5 +44,21 @@ struct LintPropertyTests {
                 #expect(Self.check(Array(example.body.utf8), context: example.context) == [], "\(rule.id): \(example.body.prefix(100))")
             }
         }
+    }
+}
+
+@Suite("Lint fuzz regressions")
+struct LintFuzzRegressionTests {
+    static func inputs() -> [String] {
+        let directory = Fixtures.url("fuzz/FuzzLint")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.sorted().map { "fuzz/FuzzLint/\($0)" }
+    }
+
+    @Test("saved inputs pass the lint contract", arguments: inputs())
+    func replay(_ path: String) throws {
+        let bytes = try Fixtures.bytes(path)
+        let context = PropertyChecks.lintContexts[Int(bytes.first ?? 0) % PropertyChecks.lintContexts.count]
+        #expect(PropertyChecks.lint(Array(bytes.dropFirst()), context: context) == [])
     }
 }

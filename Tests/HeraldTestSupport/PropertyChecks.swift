@@ -1,4 +1,5 @@
 import HeraldJSON
+import HeraldLint
 import HeraldPayload
 
 /// The contracts Herald's parsers keep on any input, shared by the libFuzzer targets (which crash
@@ -60,5 +61,54 @@ public enum PropertyChecks {
             violations.append("decode then encode changed the JSON")
         }
         return violations
+    }
+
+    /// Contexts the lint checks cycle through: body only, a complete request, and odd headers.
+    public static let lintContexts: [LintContext] = [
+        .bodyOnly,
+        LintContext(pushType: "alert", priority: "10", topic: "com.x", isRequest: true),
+        LintContext(pushType: "background", topic: "com.x.voip", isRequest: true),
+        LintContext(pushType: "liveactivity", priority: "5", topic: "com.x.push-type.liveactivity", endpoint: .broadcast),
+        LintContext(pushType: "widgets", priority: "1", collapseID: "c", expiration: "99", apnsID: "X", deviceToken: "zz"),
+    ]
+
+    /// Lint: never crashes (every rule enabled), every finding about a value has a pointer that
+    /// resolves in the document and a line:column at a value with that pointer, and header
+    /// findings have no location.
+    public static func lint(_ bytes: [UInt8], context: LintContext) -> [String] {
+        let linter = Linter(configuration: LintConfiguration(enabled: Set(RuleID.allCases), parserOptions: options))
+        let report = linter.lint(bytes, context: context)
+        var problems: [String] = []
+        for diagnostic in report.diagnostics {
+            guard let pointer = diagnostic.pointer else {
+                if diagnostic.location != nil { problems.append("\(diagnostic.rule): a header finding with a location") }
+                continue
+            }
+            guard let location = diagnostic.location else {
+                problems.append("\(diagnostic.rule): no location")
+                continue
+            }
+            if diagnostic.rule == .invalidJSON || diagnostic.rule == .payloadEmpty { continue }
+            guard let document = report.document else {
+                problems.append("\(diagnostic.rule): a value finding without a document")
+                continue
+            }
+            guard let resolved = document.resolve(pointer) else {
+                problems.append("\(diagnostic.rule): \(pointer) does not resolve")
+                continue
+            }
+            let atLocation = document.nodeIndices.compactMap(document.node(at:)).first { $0.byteRange.lowerBound == location.offset }
+            if let atLocation {
+                if document.pointer(to: atLocation) != pointer && document.pointer(to: resolved) != pointer {
+                    problems.append("\(diagnostic.rule): \(location) is not at \(pointer)")
+                }
+            } else {
+                problems.append("\(diagnostic.rule): nothing starts at \(location)")
+            }
+            if resolved.location.line != location.line && !document.root.value.containsDuplicateKeys {
+                problems.append("\(diagnostic.rule): \(pointer) is on line \(resolved.location.line), not \(location.line)")
+            }
+        }
+        return problems
     }
 }

@@ -74,7 +74,7 @@ extension LintPass {
         for member in root.members {
             let isAPS = member.keyNode.stringEquals("aps")
             if isAPS {
-                if apsValue == nil { apsValue = member.value }
+                apsValue = member.value // the last `aps`, as readers take it
                 continue
             }
             if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
