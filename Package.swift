@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldPayload", targets: ["HeraldPayload"]),
         .library(name: "HeraldLint", targets: ["HeraldLint"]),
+        .library(name: "HeraldLocalization", targets: ["HeraldLocalization"]),
+        .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
         .executable(name: "herald", targets: ["herald"]),
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
@@ -32,19 +34,25 @@ let package = Package(
         .target(name: "HeraldProtocol"),
         .target(name: "HeraldPayload", dependencies: ["HeraldJSON", "HeraldProtocol"]),
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
+        .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
+        .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization"]),
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Shared by the test targets: fixture paths and seeded generators.
-        .target(name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldLint"], path: "Tests/HeraldTestSupport"),
+        .target(
+            name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice"],
+            path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
         .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLintTests", dependencies: ["HeraldLint", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldLocalization", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldDevice", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),
     ]
 )

@@ -141,7 +141,7 @@ public struct LocalizedFormat: Sendable, Hashable {
             var lookahead = index
             var digits = 0
             while lookahead < characters.count, let digit = characters[lookahead].wholeNumberValue, characters[lookahead].isASCII {
-                digits = digits * 10 + digit
+                digits = min(digits * 10 + digit, 1 << 20)  // bounded: a long digit run must not overflow
                 lookahead += 1
             }
             if lookahead > index, lookahead < characters.count, characters[lookahead] == "$", digits > 0 {

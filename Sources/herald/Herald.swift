@@ -18,7 +18,7 @@ struct Herald: ParsableCommand {
             Exit status: 0 success, 1 the input has errors, 2 bad arguments or unreadable input.
             """,
         version: "0.1.0",
-        subcommands: [FmtCommand.self, LintCommand.self]
+        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self]
     )
 }
 

@@ -1,0 +1,356 @@
+import HeraldPayload
+import HeraldProtocol
+
+/// A device's notification state, driven by a sequence of deliveries: what Notification
+/// Center shows, grouped by `thread-id`, with `apns-collapse-id` replacement, the app's badge,
+/// background wakes under the system's budget, Live Activities, and expiry.
+///
+/// The simulation never reads a clock: every call carries the time (UNIX seconds), so a run is
+/// deterministic and tests (and the mock APNs server) decide how time passes.
+///
+/// ```swift
+/// var device = SimulatedDevice(renderer: NotificationRenderer(bundle: nil, preferredLanguages: ["en"]))
+/// device.receive(SimulatedDevice.Delivery(payload: payload, headers: DeliveryHeaders(collapseID: "score")), at: 1_000)
+/// device.groups.first?.notifications.first?.content.body
+/// ```
+public struct SimulatedDevice: Sendable {
+    /// Limits the system applies.
+    public struct Configuration: Sendable, Hashable {
+        /// Background wakes allowed per ``backgroundWindow`` ("about 2–3 per hour", reference §9).
+        public var backgroundWakeLimit: Int
+        /// The rolling window for ``backgroundWakeLimit``, in seconds.
+        public var backgroundWindow: Double
+
+        /// Creates a configuration; the defaults follow reference §9.
+        public init(backgroundWakeLimit: Int = 3, backgroundWindow: Double = 3600) {
+            self.backgroundWakeLimit = max(0, backgroundWakeLimit)
+            self.backgroundWindow = max(0, backgroundWindow)
+        }
+    }
+
+    /// One push arriving at the device.
+    public struct Delivery: Sendable, Hashable {
+        /// An identifier for the notification: `apns-id` when given, otherwise assigned.
+        public var id: String
+        /// The payload.
+        public var payload: Payload
+        /// The headers.
+        public var headers: DeliveryHeaders
+        /// When the provider sent it (UNIX seconds); `nil` means when it arrives.
+        public var sentAt: Double?
+        /// The Live Activity it addresses (its push token or channel); `nil` for the app's
+        /// single activity.
+        public var activityID: String?
+
+        /// Creates a delivery. Without an `id`, the `apns-id` header is used, then a counter.
+        public init(id: String? = nil, payload: Payload, headers: DeliveryHeaders = DeliveryHeaders(), sentAt: Double? = nil, activityID: String? = nil) {
+            self.id = id ?? headers.apnsID ?? ""
+            self.payload = payload
+            self.headers = headers
+            self.sentAt = sentAt
+            self.activityID = activityID
+        }
+    }
+
+    /// A notification in Notification Center.
+    public struct DeliveredNotification: Sendable, Hashable {
+        /// Its identifier.
+        public var id: String
+        /// What it shows.
+        public var content: RenderedNotification
+        /// When it arrived.
+        public var receivedAt: Double
+        /// Its `apns-collapse-id`.
+        public var collapseID: String?
+        /// How many earlier notifications it replaced through its collapse ID.
+        public var replacements: Int
+    }
+
+    /// The notifications of one thread (or of the app when `thread-id` is absent), newest first.
+    public struct Group: Sendable, Hashable {
+        /// The `thread-id`, or `nil` for the app's default group.
+        public var threadIdentifier: String?
+        /// Newest first.
+        public var notifications: [DeliveredNotification]
+    }
+
+    /// A Live Activity's current state.
+    public struct Activity: Sendable, Hashable {
+        /// Its identifier (``Delivery/activityID``, or `default`).
+        public var id: String
+        /// The latest update applied.
+        public var latest: RenderedNotification.ActivityUpdate
+        /// Whether an `end` event arrived.
+        public var ended: Bool
+        /// How many updates were applied.
+        public var updates: Int
+    }
+
+    /// Why a delivery had no effect.
+    public enum DropReason: String, Sendable, Hashable {
+        /// Past its `apns-expiration`, or sent with expiration 0 while the device was offline.
+        case expired
+        /// A background push for an app the user force-quit.
+        case appForceQuit = "app-force-quit"
+        /// Replaced by a newer push while the device was offline (APNs stores one per app).
+        case replacedWhileOffline = "replaced-while-offline"
+        /// A pending background push replaced by a newer one (coalesced to the newest).
+        case coalesced
+        /// A Live Activity update older than the one already applied.
+        case staleActivityUpdate = "stale-activity-update"
+        /// Nothing in it for the system to do.
+        case nothingToDo = "nothing-to-do"
+    }
+
+    /// Something the device did.
+    public enum Event: Sendable, Hashable {
+        /// A notification was added to Notification Center.
+        case displayed(id: String)
+        /// A notification replaced an earlier one with the same collapse ID.
+        case replaced(id: String, previousID: String)
+        /// The app's badge changed.
+        case badgeChanged(from: Int?, to: Int?)
+        /// A sound played (`default` when the named file is missing).
+        case soundPlayed(id: String, name: String)
+        /// The app was woken in the background.
+        case appWoken(id: String)
+        /// A background push waits for the budget.
+        case backgroundDeferred(id: String)
+        /// The device was offline; APNs holds the push.
+        case held(id: String)
+        /// A Live Activity was started, updated or ended.
+        case activityUpdated(id: String, activityID: String, event: String)
+        /// A delivery was dropped.
+        case dropped(id: String, reason: DropReason)
+    }
+
+    /// An event and when it happened.
+    public struct LogEntry: Sendable, Hashable {
+        /// UNIX seconds.
+        public var time: Double
+        /// What happened.
+        public var event: Event
+    }
+
+    /// Renders payloads.
+    public let renderer: NotificationRenderer
+    /// Limits.
+    public let configuration: Configuration
+    /// Notification Center's groups, the most recently updated first.
+    public private(set) var groups: [Group] = []
+    /// The app icon's badge (`nil`: no badge).
+    public private(set) var badge: Int?
+    /// Live Activities by identifier.
+    public private(set) var activities: [String: Activity] = [:]
+    /// When the app was woken in the background.
+    public private(set) var backgroundWakes: [Double] = []
+    /// The background push waiting for budget (only the newest is kept).
+    public private(set) var pendingBackground: Delivery?
+    /// Whether the device is reachable; offline pushes are held (one per app, as APNs stores).
+    public private(set) var isOnline = true
+    /// The push held while offline.
+    public private(set) var held: Delivery?
+    /// Whether the user force-quit the app (background pushes are then discarded).
+    public var isAppForceQuit = false
+    /// Everything that happened, in order.
+    public private(set) var log: [LogEntry] = []
+    private var counter = 0
+    private var pendingSince: Double = 0
+
+    /// Creates a device with nothing delivered.
+    public init(renderer: NotificationRenderer, configuration: Configuration = Configuration()) {
+        self.renderer = renderer
+        self.configuration = configuration
+    }
+
+    /// All notifications for a summary: highest `relevance-score` first (absent counts as 0),
+    /// then newest first.
+    public var summary: [DeliveredNotification] {
+        groups.flatMap(\.notifications).sorted {
+            let left = $0.content.relevanceScore ?? 0, right = $1.content.relevanceScore ?? 0
+            return left != right ? left > right : $0.receivedAt > $1.receivedAt
+        }
+    }
+
+    /// How many notifications Notification Center holds.
+    public var notificationCount: Int { groups.reduce(0) { $0 + $1.notifications.count } }
+
+    /// Delivers a push at `time`, returning what the device did.
+    @discardableResult
+    public mutating func receive(_ delivery: Delivery, at time: Double) -> [Event] {
+        var delivery = delivery
+        if delivery.id.isEmpty {
+            counter += 1
+            delivery.id = "delivery-\(counter)"
+        }
+        var events = releaseBackground(upTo: time)
+        if !isOnline {
+            if case .immediately? = delivery.headers.expiration {
+                events.append(.dropped(id: delivery.id, reason: .expired))
+            } else {
+                if let previous = held { events.append(.dropped(id: previous.id, reason: .replacedWhileOffline)) }
+                held = delivery
+                events.append(.held(id: delivery.id))
+            }
+            record(events, at: time)
+            return events
+        }
+        events += apply(delivery, at: time)
+        record(events, at: time)
+        return events
+    }
+
+    /// Lets time pass: background pushes waiting for budget are delivered when it allows.
+    @discardableResult
+    public mutating func advance(to time: Double) -> [Event] {
+        let events = releaseBackground(upTo: time)
+        record(events, at: time)
+        return events
+    }
+
+    /// Takes the device offline or back online; coming online delivers the held push (unless it
+    /// expired meanwhile).
+    @discardableResult
+    public mutating func setOnline(_ online: Bool, at time: Double) -> [Event] {
+        isOnline = online
+        guard online, let delivery = held else { return [] }
+        held = nil
+        let events = releaseBackground(upTo: time) + apply(delivery, at: time)
+        record(events, at: time)
+        return events
+    }
+
+    /// Removes a notification (the user swiped it away).
+    public mutating func remove(id: String) {
+        for index in groups.indices { groups[index].notifications.removeAll { $0.id == id } }
+        groups.removeAll { $0.notifications.isEmpty }
+    }
+
+    /// Clears Notification Center.
+    public mutating func removeAll() {
+        groups.removeAll()
+    }
+
+    // MARK: Delivery
+
+    private mutating func apply(_ delivery: Delivery, at time: Double) -> [Event] {
+        if case .at(let seconds)? = delivery.headers.expiration, time > Double(seconds) {
+            return [.dropped(id: delivery.id, reason: .expired)]
+        }
+        let content = renderer.render(delivery.payload, headers: delivery.headers)
+        var events: [Event] = []
+        switch content.presentation {
+        case .liveActivity:
+            events += applyActivity(content, delivery: delivery)
+            if let sound = content.sound { events.append(.soundPlayed(id: delivery.id, name: sound.playsDefault ? "default" : sound.name)) }
+        case .silent:
+            if isAppForceQuit { return [.dropped(id: delivery.id, reason: .appForceQuit)] }
+            if canWake(at: time) {
+                backgroundWakes.append(time)
+                events.append(.appWoken(id: delivery.id))
+            } else {
+                if let previous = pendingBackground { events.append(.dropped(id: previous.id, reason: .coalesced)) }
+                pendingBackground = delivery
+                pendingSince = time
+                events.append(.backgroundDeferred(id: delivery.id))
+            }
+        case .none:
+            events.append(.dropped(id: delivery.id, reason: .nothingToDo))
+        case .alert, .shownDespiteSilent, .soundBadge:
+            if content.presentation != .soundBadge {
+                events += display(content, delivery: delivery, at: time)
+            }
+            if let sound = content.sound {
+                events.append(.soundPlayed(id: delivery.id, name: sound.playsDefault ? "default" : sound.name))
+            }
+            if content.wakesApp, !isAppForceQuit {
+                if canWake(at: time) {
+                    backgroundWakes.append(time)
+                    events.append(.appWoken(id: delivery.id))
+                }
+            }
+        }
+        if let newBadge = content.badge, content.presentation != .liveActivity {
+            let value: Int? = newBadge == 0 ? nil : newBadge
+            if value != badge {
+                events.append(.badgeChanged(from: badge, to: value))
+                badge = value
+            }
+        }
+        return events
+    }
+
+    private mutating func display(_ content: RenderedNotification, delivery: Delivery, at time: Double) -> [Event] {
+        var events: [Event] = []
+        var replacements = 0
+        if let collapseID = delivery.headers.collapseID {
+            for groupIndex in groups.indices {
+                if let index = groups[groupIndex].notifications.firstIndex(where: { $0.collapseID == collapseID }) {
+                    let previous = groups[groupIndex].notifications.remove(at: index)
+                    replacements = previous.replacements + 1
+                    events.append(.replaced(id: delivery.id, previousID: previous.id))
+                }
+            }
+            groups.removeAll { $0.notifications.isEmpty }
+        }
+        let notification = DeliveredNotification(id: delivery.id, content: content, receivedAt: time, collapseID: delivery.headers.collapseID, replacements: replacements)
+        let thread = content.threadIdentifier
+        if let index = groups.firstIndex(where: { $0.threadIdentifier == thread }) {
+            var group = groups.remove(at: index)
+            group.notifications.insert(notification, at: 0)
+            groups.insert(group, at: 0)
+        } else {
+            groups.insert(Group(threadIdentifier: thread, notifications: [notification]), at: 0)
+        }
+        if events.isEmpty { events.append(.displayed(id: delivery.id)) }
+        return events
+    }
+
+    private mutating func applyActivity(_ content: RenderedNotification, delivery: Delivery) -> [Event] {
+        guard let update = content.activity else { return [] }
+        let id = delivery.activityID ?? "default"
+        if var activity = activities[id] {
+            if let new = update.timestamp, let old = activity.latest.timestamp, new < old {
+                return [.dropped(id: delivery.id, reason: .staleActivityUpdate)]
+            }
+            activity.latest = update
+            activity.updates += 1
+            if update.event == LiveActivityEvent.end.rawValue { activity.ended = true }
+            activities[id] = activity
+        } else {
+            activities[id] = Activity(id: id, latest: update, ended: update.event == LiveActivityEvent.end.rawValue, updates: 1)
+        }
+        return [.activityUpdated(id: delivery.id, activityID: id, event: update.event ?? "update")]
+    }
+
+    // MARK: Background budget
+
+    private func canWake(at time: Double) -> Bool {
+        let recent = backgroundWakes.filter { $0 > time - configuration.backgroundWindow }
+        return recent.count < configuration.backgroundWakeLimit
+    }
+
+    /// When the budget next allows a wake, at or after `time`: once the oldest of the last
+    /// `limit` wakes leaves the window.
+    private func nextWakeTime(after time: Double) -> Double? {
+        guard configuration.backgroundWakeLimit > 0 else { return nil }
+        let count = backgroundWakes.count
+        guard count >= configuration.backgroundWakeLimit else { return time }
+        return max(time, backgroundWakes[count - configuration.backgroundWakeLimit] + configuration.backgroundWindow)
+    }
+
+    private mutating func releaseBackground(upTo time: Double) -> [Event] {
+        guard let pending = pendingBackground, let wakeTime = nextWakeTime(after: pendingSince), wakeTime <= time else { return [] }
+        pendingBackground = nil
+        if isAppForceQuit { return [.dropped(id: pending.id, reason: .appForceQuit)] }
+        if case .at(let seconds)? = pending.headers.expiration, wakeTime > Double(seconds) {
+            return [.dropped(id: pending.id, reason: .expired)]
+        }
+        backgroundWakes.append(wakeTime)
+        return [.appWoken(id: pending.id)]
+    }
+
+    private mutating func record(_ events: [Event], at time: Double) {
+        for event in events { log.append(LogEntry(time: time, event: event)) }
+    }
+}

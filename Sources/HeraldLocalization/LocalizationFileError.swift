@@ -1,0 +1,75 @@
+import HeraldJSON
+
+/// A localization file that cannot be read: where, and what was expected.
+///
+/// The description is `FILE:LINE:COLUMN: MESSAGE`, the form editors and CI annotate.
+public struct LocalizationFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file as it was named.
+    public var path: String
+    /// Where in the file, when the problem has a position (a missing `;`, a bad escape).
+    public var location: SourceLocation?
+    /// What is wrong and what was expected.
+    public var message: String
+
+    /// Creates an error.
+    public init(path: String, location: SourceLocation?, message: String) {
+        self.path = path
+        self.location = location
+        self.message = message
+    }
+
+    /// `FILE:LINE:COLUMN: MESSAGE`, or `FILE: MESSAGE` without a position.
+    public var description: String {
+        if let location { "\(path):\(location.line):\(location.column): \(message)" } else { "\(path): \(message)" }
+    }
+}
+
+/// Something worth telling about a localization: a table that failed to parse, a missing
+/// argument, a key that is not in the table.
+public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// How much it matters.
+    public enum Severity: String, Sendable, Hashable, Comparable {
+        /// Context, such as which table was used.
+        case note
+        /// The device shows something the author probably did not intend.
+        case warning
+        /// The device shows broken text, or the table is unusable.
+        case error
+
+        private var rank: Int { self == .note ? 0 : self == .warning ? 1 : 2 }
+        public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
+    }
+
+    /// How much it matters.
+    public var severity: Severity
+    /// What happened.
+    public var message: String
+    /// The file concerned, if any.
+    public var path: String?
+    /// Where in that file, if known.
+    public var location: SourceLocation?
+
+    /// Creates a diagnostic.
+    public init(_ severity: Severity, _ message: String, path: String? = nil, location: SourceLocation? = nil) {
+        self.severity = severity
+        self.message = message
+        self.path = path
+        self.location = location
+    }
+
+    /// Creates an error diagnostic from a file error.
+    public init(_ error: LocalizationFileError, severity: Severity = .error) {
+        self.init(severity, error.message, path: error.path, location: error.location)
+    }
+
+    /// `FILE:LINE:COLUMN: severity: message`, with as much of the position as is known.
+    public var description: String {
+        var prefix = ""
+        if let path {
+            prefix = path
+            if let location { prefix += ":\(location.line):\(location.column)" }
+            prefix += ": "
+        }
+        return "\(prefix)\(severity.rawValue): \(message)"
+    }
+}

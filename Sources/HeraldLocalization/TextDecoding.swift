@@ -1,0 +1,224 @@
+import HeraldJSON
+
+/// The text encodings a property-list or `.strings` file can use, as CoreFoundation detects them.
+public enum TextEncoding: String, Sendable, Hashable, CustomStringConvertible {
+    /// UTF-8 (the default when nothing else matches).
+    case utf8 = "UTF-8"
+    /// UTF-16, little-endian.
+    case utf16LittleEndian = "UTF-16LE"
+    /// UTF-16, big-endian.
+    case utf16BigEndian = "UTF-16BE"
+    /// UTF-32, little-endian.
+    case utf32LittleEndian = "UTF-32LE"
+    /// UTF-32, big-endian.
+    case utf32BigEndian = "UTF-32BE"
+
+    /// The name, such as `UTF-16LE`.
+    public var description: String { rawValue }
+}
+
+/// A text file decoded to UTF-16 code units, the unit CoreFoundation's property-list parsers
+/// work in, remembering how it was encoded so positions can be reported in the file's terms.
+///
+/// Detection follows `CFPropertyList.c` (reference §8.4): a UTF-32 byte-order mark, then a UTF-8
+/// mark (`EF BB BF`), then a UTF-16 mark; with no mark, a `00` byte in the first two bytes means
+/// UTF-16 without a mark (big-endian when the first byte is `00`), and anything else is UTF-8.
+struct DecodedText: Sendable {
+    /// The text without its byte-order mark. Lone surrogates in UTF-16 input are kept.
+    let units: [UInt16]
+    let encoding: TextEncoding
+    let hasByteOrderMark: Bool
+
+    /// Decodes `bytes`.
+    ///
+    /// - Throws: ``LocalizationFileError`` for bytes that are not valid in the detected encoding,
+    ///   with the line and column where the text stops being valid.
+    init(decoding bytes: [UInt8], path: String) throws(LocalizationFileError) {
+        let count = bytes.count
+        if count >= 4, bytes[0] == 0x00, bytes[1] == 0x00, bytes[2] == 0xFE, bytes[3] == 0xFF {
+            (encoding, hasByteOrderMark) = (.utf32BigEndian, true)
+        } else if count >= 4, bytes[0] == 0xFF, bytes[1] == 0xFE, bytes[2] == 0x00, bytes[3] == 0x00 {
+            (encoding, hasByteOrderMark) = (.utf32LittleEndian, true)
+        } else if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            (encoding, hasByteOrderMark) = (.utf8, true)
+        } else if count >= 2, bytes[0] == 0xFE, bytes[1] == 0xFF {
+            (encoding, hasByteOrderMark) = (.utf16BigEndian, true)
+        } else if count >= 2, bytes[0] == 0xFF, bytes[1] == 0xFE {
+            (encoding, hasByteOrderMark) = (.utf16LittleEndian, true)
+        } else if count >= 2, bytes[0] == 0x00 {
+            (encoding, hasByteOrderMark) = (.utf16BigEndian, false)
+        } else if count >= 2, bytes[1] == 0x00 {
+            (encoding, hasByteOrderMark) = (.utf16LittleEndian, false)
+        } else {
+            (encoding, hasByteOrderMark) = (.utf8, false)
+        }
+        switch encoding {
+        case .utf8:
+            units = try Self.decodeUTF8(bytes, from: hasByteOrderMark ? 3 : 0, path: path)
+        case .utf16LittleEndian, .utf16BigEndian:
+            let start = hasByteOrderMark ? 2 : 0
+            guard (count - start) % 2 == 0 else {
+                throw LocalizationFileError(
+                    path: path, location: nil,
+                    message: "the file looks like \(encoding) but has an odd number of bytes (\(count)); it is truncated or not UTF-16")
+            }
+            let littleEndian = encoding == .utf16LittleEndian
+            var result: [UInt16] = []
+            result.reserveCapacity((count - start) / 2)
+            var index = start
+            while index < count {
+                let first = UInt16(bytes[index]), second = UInt16(bytes[index + 1])
+                result.append(littleEndian ? first | second << 8 : first << 8 | second)
+                index += 2
+            }
+            units = result
+        case .utf32LittleEndian, .utf32BigEndian:
+            let start = 4
+            guard (count - start) % 4 == 0 else {
+                throw LocalizationFileError(
+                    path: path, location: nil,
+                    message: "the file has a \(encoding) byte-order mark but its length (\(count) bytes) is not a multiple of 4")
+            }
+            let littleEndian = encoding == .utf32LittleEndian
+            var result: [UInt16] = []
+            result.reserveCapacity((count - start) / 4)
+            var index = start
+            while index < count {
+                let b = (UInt32(bytes[index]), UInt32(bytes[index + 1]), UInt32(bytes[index + 2]), UInt32(bytes[index + 3]))
+                let value = littleEndian ? b.0 | b.1 << 8 | b.2 << 16 | b.3 << 24 : b.0 << 24 | b.1 << 16 | b.2 << 8 | b.3
+                guard let scalar = Unicode.Scalar(value) else {
+                    let location = Self.location(ofUnit: result.count, in: result, byteOffset: index)
+                    throw LocalizationFileError(
+                        path: path, location: location,
+                        message: "0x\(String(value, radix: 16, uppercase: true)) is not a Unicode scalar value (\(encoding))")
+                }
+                result.append(contentsOf: UTF16.encode(scalar)!)
+                index += 4
+            }
+            units = result
+        }
+    }
+
+    /// The line and column of the unit at `index`, with its byte offset in the original file.
+    func location(ofUnit index: Int) -> SourceLocation {
+        let clamped = max(0, min(index, units.count))
+        let bom = hasByteOrderMark ? (encoding == .utf8 ? 3 : encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2) : 0
+        let byteOffset: Int
+        switch encoding {
+        case .utf16LittleEndian, .utf16BigEndian:
+            byteOffset = bom + clamped * 2
+        case .utf8, .utf32LittleEndian, .utf32BigEndian:
+            var bytes = 0
+            var position = 0
+            while position < clamped {
+                let unit = units[position]
+                let width: Int
+                if UTF16.isLeadSurrogate(unit), position + 1 < units.count, UTF16.isTrailSurrogate(units[position + 1]) {
+                    width = 4
+                    position += 2
+                } else {
+                    width = encoding == .utf8 ? (unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3) : 4
+                    position += 1
+                }
+                bytes += width
+            }
+            byteOffset = bom + bytes
+        }
+        return Self.location(ofUnit: clamped, in: units, byteOffset: byteOffset)
+    }
+
+    /// Lines end at LF, CR, CRLF, U+2028 and U+2029; columns count Unicode scalars.
+    static func location(ofUnit index: Int, in units: [UInt16], byteOffset: Int) -> SourceLocation {
+        var line = 1
+        var lineStart = 0
+        var position = 0
+        while position < index {
+            let unit = units[position]
+            if unit == 0x0A || unit == 0x2028 || unit == 0x2029 {
+                line += 1
+                lineStart = position + 1
+            } else if unit == 0x0D {
+                if position + 1 < units.count, units[position + 1] == 0x0A, position + 1 < index { position += 1 }
+                line += 1
+                lineStart = position + 1
+            }
+            position += 1
+        }
+        var column = 1
+        for position in lineStart..<index where !UTF16.isTrailSurrogate(units[position]) { column += 1 }
+        return SourceLocation(offset: byteOffset, line: line, column: column)
+    }
+
+    private static func decodeUTF8(_ bytes: [UInt8], from start: Int, path: String) throws(LocalizationFileError) -> [UInt16] {
+        var result: [UInt16] = []
+        result.reserveCapacity(bytes.count - start)
+        var index = start
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                result.append(UInt16(byte))
+                index += 1
+                continue
+            }
+            var scalarValue: UInt32 = 0
+            var length = 0
+            if byte & 0xE0 == 0xC0, byte >= 0xC2 {
+                scalarValue = UInt32(byte & 0x1F); length = 2
+            } else if byte & 0xF0 == 0xE0 {
+                scalarValue = UInt32(byte & 0x0F); length = 3
+            } else if byte & 0xF8 == 0xF0, byte <= 0xF4 {
+                scalarValue = UInt32(byte & 0x07); length = 4
+            }
+            var valid = length > 0 && index + length <= count
+            if valid {
+                for offset in 1..<length {
+                    let continuation = bytes[index + offset]
+                    guard continuation & 0xC0 == 0x80 else { valid = false; break }
+                    scalarValue = scalarValue << 6 | UInt32(continuation & 0x3F)
+                }
+            }
+            if valid {
+                // Reject overlong forms, surrogates and values past U+10FFFF.
+                let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
+                valid = scalarValue >= minimum && scalarValue <= 0x10FFFF && !(0xD800...0xDFFF).contains(scalarValue)
+            }
+            guard valid, let scalar = Unicode.Scalar(scalarValue) else {
+                let location = Self.location(ofUnit: result.count, in: result, byteOffset: index)
+                throw LocalizationFileError(
+                    path: path, location: location,
+                    message: "byte 0x\(String(byte, radix: 16, uppercase: true)) is not valid UTF-8; save the file as UTF-8 or UTF-16 with a byte-order mark")
+            }
+            result.append(contentsOf: UTF16.encode(scalar)!)
+            index += length
+        }
+        return result
+    }
+}
+
+extension String {
+    /// A string from UTF-16 units, reporting whether a lone surrogate had to be replaced by U+FFFD.
+    init(utf16Units units: some Collection<UInt16>, replacedLoneSurrogate: inout Bool) {
+        var result = String()
+        result.reserveCapacity(units.count)
+        var iterator = units.makeIterator()
+        var decoder = UTF16()
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): result.unicodeScalars.append(scalar)
+            case .emptyInput: break loop
+            case .error:
+                result.unicodeScalars.append("\u{FFFD}")
+                replacedLoneSurrogate = true
+            }
+        }
+        self = result
+    }
+}
+
+extension UInt16 {
+    /// The code unit of an ASCII character, for comparing UTF-16 text.
+    init(ascii scalar: Unicode.Scalar) {
+        self = UInt16(scalar.value)
+    }
+}

@@ -1,0 +1,61 @@
+import HeraldLocalization
+import Testing
+
+/// `loc-args` formatting (reference §8.2).
+@Suite struct FormatterTests {
+    let formatter = LocalizedStringFormatter()
+
+    @Test(arguments: [
+        ("%@ and %@ have invited you to play Monopoly", ["Jenna", "Frank"], "Jenna and Frank have invited you to play Monopoly"),
+        ("%2$@ and %1$@ have invited you to play Monopoly", ["Jenna", "Frank"], "Frank and Jenna have invited you to play Monopoly"),
+        ("100%% sure, %@", ["Ada"], "100% sure, Ada"),
+        ("%1$@ %@ %2$@", ["a", "b"], "a a b"),
+        ("%@%@", ["日本", "語"], "日本語"),
+        ("no specifiers", [], "no specifiers"),
+        ("%1$@ and %1$@", ["echo"], "echo and echo"),
+        ("[%5@] [%-5@] [%.2@]", ["ab", "cd", "efgh"], "[   ab] [cd   ] [ef]"),
+        ("trailing %", [], "trailing %"),
+        ("bad %y specifier", [], "bad %y specifier"),
+    ] as [(String, [String], String)])
+    func formats(format: String, arguments: [String], expected: String) {
+        let result = formatter.format(format, arguments: arguments)
+        #expect(result.text == expected)
+        #expect(!result.diagnostics.contains { $0.severity == .error })
+    }
+
+    @Test func fewerArgumentsLeaveGapsAndAnError() throws {
+        let result = formatter.format("%@ and %@ have invited you", arguments: ["Jenna"])
+        #expect(result.text == "Jenna and  have invited you")
+        let error = try #require(result.diagnostics.first { $0.severity == .error })
+        #expect(error.message.contains("needs argument 2 but only 1 is given"))
+        let marked = LocalizedStringFormatter(options: .init(marksProblems: true)).format("%@ and %@", arguments: ["Jenna"])
+        #expect(marked.text == "Jenna and ⟨missing argument 2⟩")
+    }
+
+    @Test func extraArgumentsAreAWarning() throws {
+        let result = formatter.format("Hello %@", arguments: ["Ada", "Grace", "Linus"])
+        #expect(result.text == "Hello Ada")
+        let warning = try #require(result.diagnostics.first)
+        #expect(warning.severity == .warning)
+        #expect(warning.message.contains(#"2 ("Grace"), 3 ("Linus")"#))
+    }
+
+    @Test(arguments: ["%d", "%ld", "%lld", "%s", "%f", "%i", "%u", "%x"])
+    func nonObjectSpecifiersDoNotShowStringArguments(specifier: String) throws {
+        let result = formatter.format("You have \(specifier) messages", arguments: ["3"])
+        #expect(result.text == "You have  messages")
+        let error = try #require(result.diagnostics.first { $0.severity == .error })
+        #expect(error.message.contains("use %@"))
+    }
+
+    @Test func mixedPositionalAndSequentialIsNoted() {
+        let result = formatter.format("%2$@ then %@", arguments: ["a", "b"])
+        #expect(result.text == "b then a")
+        #expect(result.diagnostics.contains { $0.severity == .note && $0.message.contains("mixes") })
+    }
+
+    @Test func hugeWidthIsBounded() {
+        let result = formatter.format("%999999999@", arguments: ["x"])
+        #expect(result.text.count <= 4097)
+    }
+}
