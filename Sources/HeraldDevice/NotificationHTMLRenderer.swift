@@ -151,7 +151,7 @@ public struct NotificationHTMLRenderer: Sendable {
         .screen { width: 390px; min-height: 320px; box-sizing: border-box; border-radius: 44px; padding: 40px 14px 28px; }
         .screen.light { background: linear-gradient(165deg, #9ec5f8 0%, #d8e8f7 100%); }
         .screen.dark { background: linear-gradient(165deg, #1b2540 0%, #07090f 100%); }
-        .clock { text-align: center; font-size: 72px; font-weight: 600; color: #fff; margin-bottom: 28px; letter-spacing: -1px; }
+        .clock { text-align: center; font-size: 72px; font-weight: 600; color: #fff; height: 96px; line-height: 96px; margin-bottom: 28px; letter-spacing: -1px; }
         .light .clock { color: #ffffff; text-shadow: 0 1px 3px rgba(0,0,0,.15); }
         .card { border-radius: 22px; padding: 12px 14px 14px; font-size: 15px; line-height: 1.3; }
         .light .card { background: rgba(255,255,255,.82); color: #000; }

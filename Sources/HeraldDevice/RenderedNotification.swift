@@ -37,6 +37,14 @@ public struct RenderedNotification: Sendable, Hashable {
         /// Whether the system's default sound plays instead of the named file: `default` was
         /// asked for, or the file is not in the app bundle (seed Table 5-1).
         public var playsDefault: Bool
+
+        /// Creates a sound.
+        public init(name: String, critical: Bool = false, volume: Double? = nil, playsDefault: Bool = false) {
+            self.name = name
+            self.critical = critical
+            self.volume = volume
+            self.playsDefault = playsDefault
+        }
     }
 
     /// A Live Activity update as ActivityKit applies it.

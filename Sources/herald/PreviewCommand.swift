@@ -96,9 +96,9 @@ struct PreviewCommand: ParsableCommand {
     }
 
     func run() throws {
+        let localizationBundle = try loadBundle()
         let input = InputFile(argument: file)
         let bytes = try input.read()
-        let localizationBundle = try loadBundle()
         var languages = (lang ?? "").split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
         if languages.isEmpty { languages = [localizationBundle?.developmentRegion ?? "en"] }
         let renderer = NotificationRenderer(

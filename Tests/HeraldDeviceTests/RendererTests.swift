@@ -1,0 +1,198 @@
+import HeraldDevice
+import HeraldJSON
+import HeraldLocalization
+import HeraldPayload
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// Rendering payloads into what the device shows (reference §9).
+@Suite struct RendererTests {
+    static let seedKey = "GAME_PLAY_REQUEST_FORMAT"
+
+    func renderer(_ strings: [String: String]? = nil, files: Set<String>? = nil, languages: [String] = ["en"]) -> NotificationRenderer {
+        let bundle = strings.map { LocalizationBundle(tables: ["en": ["Localizable": StringsTable(strings: $0)]], developmentRegion: "en", fileNames: files) }
+        return NotificationRenderer(bundle: bundle, preferredLanguages: languages)
+    }
+
+    func render(_ json: String, with renderer: NotificationRenderer? = nil, headers: DeliveryHeaders = DeliveryHeaders()) throws -> RenderedNotification {
+        try (renderer ?? self.renderer()).render(document: JSONDocument(parsing: json), headers: headers)
+    }
+
+    @Test func seedSequentialAndPositionalTables() throws {
+        let payload = try Payload(decoding: Fixtures.bytes("seeds/legacy-example-4.json"))
+        for (file, expected) in [
+            ("seeds/legacy-strings-sequential.strings", "Jenna and Frank have invited you to play Monopoly"),
+            ("seeds/legacy-strings-positional.strings", "Frank and Jenna have invited you to play Monopoly"),
+        ] {
+            let bundle = try LocalizationBundle.load(path: Fixtures.url(file).path)
+            let rendered = NotificationRenderer(bundle: bundle, preferredLanguages: ["en"]).render(payload)
+            #expect(rendered.body == expected)
+            #expect(rendered.presentation == .alert)
+            #expect(rendered.sound?.name == "chime.aiff")
+            #expect(!rendered.diagnostics.contains { $0.severity >= .warning }, "\(rendered.diagnostics)")
+        }
+    }
+
+    @Test func seedActionLocKeyIsLookedUp() throws {
+        let payload = try Payload(decoding: Fixtures.bytes("seeds/legacy-example-2.json"))
+        let localized = renderer(["PLAY": "Play"]).render(payload)
+        #expect(localized.actionTitle == "Play")
+        #expect(localized.title == "Game Request")
+        #expect(localized.body == "Bob wants to play poker")
+        #expect(localized.badge == 5)
+        // Without the key in the table, the device shows the key itself.
+        #expect(renderer([:]).render(payload).actionTitle == "PLAY")
+        #expect(renderer(nil).render(payload).actionTitle == "PLAY")
+    }
+
+    @Test(arguments: [
+        (#"{"aps":{"alert":"Hi"}}"#, nil, RenderedNotification.Presentation.alert),
+        (#"{"aps":{"badge":3}}"#, nil, .soundBadge),
+        (#"{"aps":{"sound":"default"}}"#, nil, .soundBadge),
+        (#"{"aps":{"content-available":1}}"#, nil, .silent),
+        (#"{"aps":{"content-available":1},"custom":"x"}"#, PushType.background, .silent),
+        (#"{"aps":{"content-available":1,"badge":1}}"#, nil, .shownDespiteSilent),
+        (#"{"aps":{"content-available":1,"alert":"x"}}"#, nil, .shownDespiteSilent),
+        (#"{"aps":{"alert":"x"}}"#, .background, .shownDespiteSilent),
+        (#"{"aps":{"content-available":1,"alert":"x"}}"#, .alert, .alert),
+        (#"{"aps":{"event":"update","timestamp":1,"content-state":{"score":2}}}"#, nil, .liveActivity),
+        (#"{"aps":{"content-state":{"score":2}}}"#, .liveactivity, .liveActivity),
+        (#"{"aps":{}}"#, nil, .none),
+        (#"{"custom":1}"#, nil, .none),
+        (#"{"aps":{"alert":{"title":""}}}"#, nil, .none),
+    ] as [(String, PushType?, RenderedNotification.Presentation)])
+    func presentation(json: String, pushType: PushType?, expected: RenderedNotification.Presentation) throws {
+        let rendered = try render(json, headers: DeliveryHeaders(pushType: pushType))
+        #expect(rendered.presentation == expected)
+        if expected == .shownDespiteSilent {
+            #expect(rendered.diagnostics.contains { $0.severity == .warning && $0.message.contains("throttled") })
+            #expect(!rendered.wakesApp)
+        }
+        if expected == .silent { #expect(rendered.wakesApp) }
+    }
+
+    @Test func alertPushWithContentAvailableAlsoWakesTheApp() throws {
+        let rendered = try render(#"{"aps":{"content-available":1,"alert":"x"}}"#, headers: DeliveryHeaders(pushType: .alert))
+        #expect(rendered.wakesApp)
+    }
+
+    @Test func locKeyWinsOverPlainTitleWithANote() throws {
+        let rendered = try render(#"{"aps":{"alert":{"title":"Plain","title-loc-key":"T","title-loc-args":["x"]}}}"#, with: renderer(["T": "Localized %@"]))
+        #expect(rendered.title == "Localized x")
+        #expect(rendered.diagnostics.contains { $0.severity == .note && $0.message.contains("both title and title-loc-key") })
+    }
+
+    @Test func subtitleAndBodyKeys() throws {
+        let rendered = try render(
+            #"{"aps":{"alert":{"subtitle-loc-key":"S","subtitle-loc-args":["1"],"loc-key":"B","loc-args":["Ada","Bo"],"launch-image":"Launch.png"}}}"#,
+            with: renderer(["S": "Round %@", "B": "%2$@ beat %1$@"]))
+        #expect(rendered.subtitle == "Round 1")
+        #expect(rendered.body == "Bo beat Ada")
+        #expect(rendered.launchImage == "Launch.png")
+    }
+
+    @Test func nullActionLocKeyRemovesTheActionButton() throws {
+        let rendered = try render(#"{"aps":{"alert":{"body":"b","action-loc-key":null}}}"#)
+        #expect(rendered.hidesActionButton)
+        #expect(rendered.actionTitle == nil)
+    }
+
+    @Test func missingSoundFilePlaysTheDefault() throws {
+        let withBundle = renderer([:], files: ["chime.aiff"])
+        let present = try render(#"{"aps":{"alert":"x","sound":"chime.aiff"}}"#, with: withBundle)
+        #expect(present.sound?.playsDefault == false)
+        let missing = try render(#"{"aps":{"alert":"x","sound":"bingbong.aiff"}}"#, with: withBundle)
+        #expect(missing.sound?.playsDefault == true)
+        #expect(missing.diagnostics.contains { $0.message.contains("not in the app bundle") })
+        let standard = try render(#"{"aps":{"alert":"x","sound":"default"}}"#, with: withBundle)
+        #expect(standard.sound?.playsDefault == true)
+        #expect(!standard.diagnostics.contains { $0.severity >= .warning })
+    }
+
+    @Test func criticalSound() throws {
+        let rendered = try render(#"{"aps":{"alert":"x","sound":{"critical":1,"name":"default","volume":0.5},"interruption-level":"critical"}}"#)
+        #expect(rendered.sound == RenderedNotification.PlayedSound(name: "default", critical: true, volume: 0.5, playsDefault: true))
+        #expect(rendered.effectiveInterruptionLevel == "critical")
+    }
+
+    @Test func badgeZeroClearsAndIsKept() throws {
+        let rendered = try render(#"{"aps":{"badge":0}}"#)
+        #expect(rendered.badge == 0)
+        #expect(rendered.presentation == .soundBadge)
+    }
+
+    @Test func identifiersAndScores() throws {
+        let rendered = try render(#"{"aps":{"alert":"x","thread-id":"t","category":"c","target-content-id":"w","relevance-score":0.7,"filter-criteria":"work","mutable-content":1}}"#)
+        #expect(rendered.threadIdentifier == "t")
+        #expect(rendered.categoryIdentifier == "c")
+        #expect(rendered.targetContentIdentifier == "w")
+        #expect(rendered.relevanceScore == 0.7)
+        #expect(rendered.filterCriteria == "work")
+        #expect(rendered.serviceExtensionWillRun)
+        #expect(rendered.effectiveInterruptionLevel == "active")
+    }
+
+    @Test func userInfoIsTheWholePayload() throws {
+        let json = #"{"aps":{"alert":"x"},"acme1":"bar","acme2":[1,{"deep":true}]}"#
+        let rendered = try render(json)
+        #expect(JSONValue.object(rendered.userInfo).isEquivalent(to: try JSONDocument(parsing: json).root.value))
+    }
+
+    @Test func liveActivityAlertWithNestedLocKey() throws {
+        let json = #"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"knockedDown":true},"stale-date":1700003600,"alert":{"title":{"loc-key":"%@ is knocked down!","loc-args":["Power Panda"]},"body":"Use a potion"}}}"#
+        let rendered = try render(json, with: renderer([:]), headers: DeliveryHeaders(pushType: .liveactivity))
+        #expect(rendered.presentation == .liveActivity)
+        #expect(rendered.title == "Power Panda is knocked down!")
+        #expect(rendered.body == "Use a potion")
+        #expect(rendered.activity?.event == "update")
+        #expect(rendered.activity?.staleDate == 1_700_003_600)
+        #expect(rendered.activity?.contentState?["knockedDown"] == .bool(true))
+    }
+
+    @Test func wrongTypesAreDroppedWithTheirPosition() throws {
+        let rendered = try render("{\n  \"aps\": {\n    \"alert\": \"Hi\",\n    \"badge\": \"5\"\n  }\n}")
+        #expect(rendered.presentation == .alert)
+        #expect(rendered.badge == nil)
+        let error = try #require(rendered.diagnostics.first)
+        #expect(error.severity == .error)
+        #expect(error.message.hasPrefix("/aps/badge: expected"))
+        #expect(error.location?.line == 4 && error.location?.column == 14)
+    }
+
+    @Test func numericLocArgsShowAsWritten() throws {
+        let rendered = try render(#"{"aps":{"alert":{"loc-key":"K","loc-args":["Ada",3,"x"]}}}"#, with: renderer(["K": "%@ has %@ %@"]))
+        #expect(rendered.body == "Ada has 3 x")
+        #expect(rendered.diagnostics.contains { $0.message.contains("/aps/alert/loc-args/1") })
+    }
+
+    @Test func duplicateKeyUsesTheLastValue() throws {
+        let rendered = try render(#"{"aps":{"alert":"first","alert":"second"}}"#)
+        #expect(rendered.body == "second")
+    }
+
+    @Test func nonObjectDocumentCannotBeRendered() {
+        #expect(throws: NotificationRenderer.DocumentError.self) { try render("[1,2]") }
+    }
+
+    @Test func missingArgumentsAreErrors() throws {
+        let rendered = try render(#"{"aps":{"alert":{"loc-key":"K","loc-args":["Jenna"]}}}"#, with: renderer(["K": "%@ and %@ have invited you"]))
+        #expect(rendered.body == "Jenna and  have invited you")
+        #expect(rendered.worstSeverity == .error)
+    }
+
+    @Test func jsonHasTheDocumentedShape() throws {
+        let rendered = try render(#"{"aps":{"alert":{"title":"T","body":"B"},"badge":2,"sound":"default"}}"#)
+        guard case .object(let object) = rendered.jsonValue else { Issue.record("not an object"); return }
+        #expect(Array(object.keys.prefix(17)) == [
+            "presentation", "language", "title", "subtitle", "body", "actionTitle", "launchImage", "sound", "badge",
+            "threadIdentifier", "categoryIdentifier", "targetContentIdentifier", "interruptionLevel", "relevanceScore",
+            "filterCriteria", "appName", "hidesActionButton",
+        ])
+        #expect(object.keys.suffix(2) == ["userInfo", "diagnostics"])
+        #expect(object["subtitle"] == .null)
+        #expect(object["badge"] == .number(JSONNumber(2)))
+        #expect(object["sound"]?["name"] == .string("default"))
+        #expect(object["presentation"] == .string("alert"))
+    }
+}
