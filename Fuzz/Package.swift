@@ -11,5 +11,10 @@ let package = Package(
         .executableTarget(name: "FuzzJSON", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzPayload", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzLint", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzStrings", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzPlist", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzXCStrings", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzFormatter", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzPreview", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
     ]
 )

@@ -64,7 +64,7 @@ struct BinaryPropertyListParser {
     private mutating func object(_ reference: Int, depth: Int) throws(LocalizationFileError) -> PropertyListValue {
         work += 1
         guard work <= Self.maximumWork else { throw error("the property list refers to more than \(Self.maximumWork) objects") }
-        guard reference < objectCount else { throw error("object reference \(reference) is past the \(objectCount) objects") }
+        guard reference >= 0, reference < objectCount else { throw error("object reference \(reference) is past the \(objectCount) objects") }
         if let cached = cache[reference] { return cached }
         guard depth <= OldStylePropertyListParser.maximumDepth else {
             throw error("containers are nested more than \(OldStylePropertyListParser.maximumDepth) deep")
@@ -139,7 +139,7 @@ struct BinaryPropertyListParser {
             var elements: [PropertyListValue] = []
             elements.reserveCapacity(min(length, 4096))
             for position in 0..<length {
-                let child = Int(readUInt(at: start + position * referenceSize, size: referenceSize))
+                let child = readReference(at: start + position * referenceSize)
                 elements.append(try object(child, depth: depth + 1))
             }
             value = .array(elements)
@@ -150,8 +150,8 @@ struct BinaryPropertyListParser {
             try need(start, byteCount, for: reference)
             var dictionary = PropertyListDictionary()
             for position in 0..<length {
-                let keyReference = Int(readUInt(at: start + position * referenceSize, size: referenceSize))
-                let valueReference = Int(readUInt(at: start + (length + position) * referenceSize, size: referenceSize))
+                let keyReference = readReference(at: start + position * referenceSize)
+                let valueReference = readReference(at: start + (length + position) * referenceSize)
                 guard case .string(let key) = try object(keyReference, depth: depth + 1) else {
                     throw error("dictionary object \(reference) has a key that is not a string")
                 }
@@ -188,6 +188,12 @@ struct BinaryPropertyListParser {
         guard !overflow, start >= 0, end <= offsetTableStart else {
             throw error("object \(reference) runs past the object area")
         }
+    }
+
+    /// An object reference; values past `Int.max` become `Int.max`, which the bounds check
+    /// rejects.
+    private func readReference(at offset: Int) -> Int {
+        Int(exactly: readUInt(at: offset, size: referenceSize)) ?? .max
     }
 
     private func readUInt(at offset: Int, size: Int) -> UInt64 {

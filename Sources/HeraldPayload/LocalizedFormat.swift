@@ -96,41 +96,73 @@ public struct LocalizedFormat: Sendable, Hashable {
 
     // MARK: Scanning
 
-    private static let flagCharacters: Set<Character> = ["-", "+", " ", "#", "0", "'"]
-    private static let lengthPrefixes: [String] = ["hh", "ll", "h", "l", "q", "L", "z", "t", "j"]
-    private static let conversions: Set<Character> = [
-        "@", "d", "D", "i", "u", "U", "o", "O", "x", "X", "f", "F", "e", "E", "g", "G", "a", "A", "c", "C", "s", "S", "p",
-    ]
+    // The scan works on Unicode scalars (NSString formats work on UTF-16 units; a combining mark
+    // after `%` does not hide the specifier) and compares ASCII values, without Character
+    // hashing or grapheme breaking.
+
+    private static func isFlag(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x2D, 0x2B, 0x20, 0x23, 0x30, 0x27: true  // - + space # 0 '
+        default: false
+        }
+    }
+
+    private static func isDigit(_ value: UInt32) -> Bool { value >= 0x30 && value <= 0x39 }
+
+    /// `@ d D i u U o O x X f F e E g G a A c C s S p`, as a 128-bit ASCII mask.
+    private static let conversionMask: (low: UInt64, high: UInt64) = "@dDiuUoOxXfFeEgGaAcCsSp".utf8.reduce((0, 0)) { mask, byte in
+        byte < 64 ? (mask.0 | 1 << UInt64(byte), mask.1) : (mask.0, mask.1 | 1 << UInt64(byte - 64))
+    }
+
+    private static func isConversion(_ value: UInt32) -> Bool {
+        guard value < 0x80 else { return false }
+        return value < 64 ? conversionMask.low & (1 << UInt64(value)) != 0 : conversionMask.high & (1 << UInt64(value - 64)) != 0
+    }
+
+    /// The length modifier at `index`, longest first (`hh` before `h`, `ll` before `l`).
+    private static func lengthModifier(_ scalars: [Unicode.Scalar], at index: Int) -> String {
+        guard index < scalars.count else { return "" }
+        let first = scalars[index]
+        let second = index + 1 < scalars.count ? scalars[index + 1] : nil
+        switch first {
+        case "h", "l": return second == first ? String(first) + String(first) : String(first)
+        case "q", "L", "z", "t", "j": return String(first)
+        default: return ""
+        }
+    }
 
     private static func scan(_ source: String) -> [Segment] {
         var segments: [Segment] = []
-        var literal = ""
+        var literal = String.UnicodeScalarView()
         var sequentialIndex = 0
-        let characters = Array(source)
+        let scalars = Array(source.unicodeScalars)
         var index = 0
 
         func flushLiteral() {
             if !literal.isEmpty {
-                segments.append(.literal(literal))
-                literal = ""
+                segments.append(.literal(String(literal)))
+                literal = String.UnicodeScalarView()
             }
         }
+        func text(_ range: Range<Int>) -> String {
+            String(String.UnicodeScalarView(scalars[range]))
+        }
 
-        while index < characters.count {
-            let character = characters[index]
-            guard character == "%" else {
-                literal.append(character)
+        while index < scalars.count {
+            let scalar = scalars[index]
+            guard scalar == "%" else {
+                literal.append(scalar)
                 index += 1
                 continue
             }
             let start = index
             index += 1
-            guard index < characters.count else {
+            guard index < scalars.count else {
                 flushLiteral()
                 segments.append(.invalid("%"))
                 break
             }
-            if characters[index] == "%" {
+            if scalars[index] == "%" {
                 flushLiteral()
                 segments.append(.percent)
                 index += 1
@@ -140,21 +172,21 @@ public struct LocalizedFormat: Sendable, Hashable {
             var position: Int?
             var lookahead = index
             var digits = 0
-            while lookahead < characters.count, let digit = characters[lookahead].wholeNumberValue, characters[lookahead].isASCII {
-                digits = min(digits * 10 + digit, 1 << 20)  // bounded: a long digit run must not overflow
+            while lookahead < scalars.count, isDigit(scalars[lookahead].value) {
+                digits = min(digits * 10 + Int(scalars[lookahead].value - 0x30), 1 << 20)  // bounded: a long digit run must not overflow
                 lookahead += 1
             }
-            if lookahead > index, lookahead < characters.count, characters[lookahead] == "$", digits > 0 {
+            if lookahead > index, lookahead < scalars.count, scalars[lookahead] == "$", digits > 0 {
                 position = digits
                 index = lookahead + 1
             }
             // `%#@name@` (stringsdict variable).
-            if index + 1 < characters.count, characters[index] == "#", characters[index + 1] == "@" {
+            if index + 1 < scalars.count, scalars[index] == "#", scalars[index + 1] == "@" {
                 var end = index + 2
-                while end < characters.count, characters[end] != "@" { end += 1 }
-                if end < characters.count, end > index + 2 {
+                while end < scalars.count, scalars[end] != "@" { end += 1 }
+                if end < scalars.count, end > index + 2 {
                     flushLiteral()
-                    let name = String(characters[(index + 2)..<end])
+                    let name = text((index + 2)..<end)
                     let argumentIndex: Int
                     if let position { argumentIndex = position - 1 } else { argumentIndex = sequentialIndex; sequentialIndex += 1 }
                     segments.append(.variable(name: name, argumentIndex: argumentIndex, explicitPosition: position != nil))
@@ -162,48 +194,32 @@ public struct LocalizedFormat: Sendable, Hashable {
                     continue
                 }
             }
-            var modifiers = ""
-            while index < characters.count, flagCharacters.contains(characters[index]) {
-                modifiers.append(characters[index])
+            let modifiersStart = index
+            while index < scalars.count, isFlag(scalars[index].value) { index += 1 }
+            while index < scalars.count, scalars[index] == "*" || isDigit(scalars[index].value) { index += 1 }
+            if index < scalars.count, scalars[index] == "." {
                 index += 1
+                while index < scalars.count, scalars[index] == "*" || isDigit(scalars[index].value) { index += 1 }
             }
-            while index < characters.count, characters[index] == "*" || (characters[index].isASCII && characters[index].isNumber) {
-                modifiers.append(characters[index])
-                index += 1
-            }
-            if index < characters.count, characters[index] == "." {
-                modifiers.append(".")
-                index += 1
-                while index < characters.count, characters[index] == "*" || (characters[index].isASCII && characters[index].isNumber) {
-                    modifiers.append(characters[index])
-                    index += 1
-                }
-            }
-            var length = ""
-            for prefix in lengthPrefixes {
-                let candidate = Array(prefix)
-                if index + candidate.count <= characters.count, Array(characters[index..<(index + candidate.count)]) == candidate {
-                    length = prefix
-                    index += candidate.count
-                    break
-                }
-            }
-            guard index < characters.count, conversions.contains(characters[index]) else {
+            let modifiers = text(modifiersStart..<index)
+            let length = lengthModifier(scalars, at: index)
+            index += length.unicodeScalars.count
+            guard index < scalars.count, isConversion(scalars[index].value) else {
                 // Not a specifier: keep the text, as NSString would print something unexpected here.
                 flushLiteral()
-                let end = min(index + 1, characters.count)
-                segments.append(.invalid(String(characters[start..<end])))
+                let end = min(index + 1, scalars.count)
+                segments.append(.invalid(text(start..<end)))
                 index = end
                 continue
             }
-            let conversion = characters[index]
+            let conversion = Character(scalars[index])
             index += 1
             flushLiteral()
             let argumentIndex: Int
             if let position { argumentIndex = position - 1 } else { argumentIndex = sequentialIndex; sequentialIndex += 1 }
             segments.append(.argument(Specifier(
                 argumentIndex: argumentIndex, explicitPosition: position != nil, modifiers: modifiers,
-                length: length, conversion: conversion, text: String(characters[start..<index]))))
+                length: length, conversion: conversion, text: text(start..<index))))
         }
         flushLiteral()
         return segments

@@ -50,9 +50,7 @@ struct LintPropertyTests {
 @Suite("Lint fuzz regressions")
 struct LintFuzzRegressionTests {
     static func inputs() -> [String] {
-        let directory = Fixtures.url("fuzz/FuzzLint")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.sorted().map { "fuzz/FuzzLint/\($0)" }
+        Fixtures.fuzzInputs("FuzzLint")
     }
 
     @Test("saved inputs pass the lint contract", arguments: inputs())

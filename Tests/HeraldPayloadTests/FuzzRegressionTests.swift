@@ -7,9 +7,7 @@ import Testing
 @Suite("Fuzz regressions")
 struct FuzzRegressionTests {
     static func inputs(_ target: String) -> [String] {
-        let directory = Fixtures.url("fuzz/\(target)")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.sorted().map { "fuzz/\(target)/\($0)" }
+        Fixtures.fuzzInputs(target)
     }
 
     @Test("JSON inputs", arguments: inputs("FuzzJSON"))

@@ -20,6 +20,18 @@ public enum Fixtures {
         Array(try Data(contentsOf: url(relativePath)))
     }
 
+    /// The saved inputs of a fuzz target (`Tests/Fixtures/fuzz/<target>/`), as fixture paths.
+    public static func fuzzInputs(_ target: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url("fuzz/\(target)").path)) ?? []
+        return names.sorted().map { "fuzz/\(target)/\($0)" }
+    }
+
+    /// The localization tables under `Tests/Fixtures/localization`, as fixture paths.
+    public static var localizationTables: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url("localization").path)) ?? []
+        return names.sorted().filter { !$0.hasSuffix(".md") }.map { "localization/\($0)" }
+    }
+
     /// The well-formed example payloads printed in the seed documents.
     public static let seedPayloads: [String] = [
         "seeds/legacy-example-1.json", "seeds/legacy-example-2.json", "seeds/legacy-example-3.json",

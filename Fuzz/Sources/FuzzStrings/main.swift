@@ -1,0 +1,10 @@
+import HeraldTestSupport
+
+// Any bytes through PropertyChecks.stringsFile (see there for the contract); a violation crashes so
+// libFuzzer saves the input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzStrings(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let violations = PropertyChecks.stringsFile(Array(UnsafeBufferPointer(start: start, count: count)))
+    precondition(violations.isEmpty, "\(violations)")
+    return 0
+}

@@ -1,0 +1,10 @@
+import HeraldTestSupport
+
+// Any bytes through PropertyChecks.stringCatalog (see there for the contract); a violation crashes so
+// libFuzzer saves the input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzXCStrings(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let violations = PropertyChecks.stringCatalog(Array(UnsafeBufferPointer(start: start, count: count)))
+    precondition(violations.isEmpty, "\(violations)")
+    return 0
+}
