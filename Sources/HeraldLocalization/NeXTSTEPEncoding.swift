@@ -1,7 +1,8 @@
 /// The NeXTSTEP 8-bit encoding, which old-style property lists use for octal escapes (`\351`).
 ///
 /// Bytes below 0x80 are ASCII. The upper half follows the Unicode Consortium's mapping table
-/// `VENDORS/NEXT/NEXTSTEP.TXT`; the two unassigned bytes (0xFE, 0xFF) become U+FFFD.
+/// `VENDORS/NEXT/NEXTSTEP.TXT`; the two unassigned bytes (0xFE, 0xFF) give U+0000, as in
+/// CoreFoundation (checked against it in `CoreFoundationDifferentialTests`).
 enum NeXTSTEPEncoding {
     static func unit(for byte: UInt8) -> UInt16 {
         byte < 0x80 ? UInt16(byte) : upperHalf[Int(byte) - 0x80]
@@ -23,6 +24,6 @@ enum NeXTSTEPEncoding {
         0x00EC, 0x00C6, 0x00ED, 0x00AA, 0x00EE, 0x00EF, 0x00F0, 0x00F1, // 0xE0
         0x0141, 0x00D8, 0x0152, 0x00BA, 0x00F2, 0x00F3, 0x00F4, 0x00F5, // 0xE8
         0x00F6, 0x00E6, 0x00F9, 0x00FA, 0x00FB, 0x0131, 0x00FC, 0x00FD, // 0xF0
-        0x0142, 0x00F8, 0x0153, 0x00DF, 0x00FE, 0x00FF, 0xFFFD, 0xFFFD, // 0xF8
+        0x0142, 0x00F8, 0x0153, 0x00DF, 0x00FE, 0x00FF, 0x0000, 0x0000, // 0xF8
     ]
 }

@@ -26,6 +26,8 @@ struct OldStylePropertyListParser {
         var duplicates: [Duplicate]
         /// Where a string held half a surrogate pair (shown as U+FFFD).
         var loneSurrogates: [SourceLocation]
+        /// Where reading stopped before the end of the file, and what was there.
+        var stoppedEarly: (location: SourceLocation, found: String)?
     }
 
     private let text: DecodedText
@@ -35,6 +37,7 @@ struct OldStylePropertyListParser {
     private var depth = 0
     private var duplicates: [Duplicate] = []
     private var loneSurrogates: [SourceLocation] = []
+    private var stoppedEarly: (location: SourceLocation, found: String)?
 
     static let maximumDepth = 512
 
@@ -45,6 +48,11 @@ struct OldStylePropertyListParser {
     }
 
     /// Parses a whole `.strings` file into its dictionary.
+    ///
+    /// Like CoreFoundation, an unbraced table ends silently at the first character that cannot
+    /// start a key (a stray `}`, `~`, a no-break space): the entries before it are the table and
+    /// the rest of the file is ignored. ``Result/stoppedEarly`` records where, so the caller can
+    /// warn; a file whose very first token is not a key is not a table at all.
     ///
     /// - Throws: ``LocalizationFileError`` at the first syntax error; CoreFoundation abandons the
     ///   whole table there, so no partial result is returned.
@@ -60,9 +68,12 @@ struct OldStylePropertyListParser {
                 throw error(at: index, "unexpected \(describeUnit(at: index)) after the closing '}' of the table")
             }
         } else {
+            if index < units.count, units[index] == UInt16(ascii: "(") || units[index] == UInt16(ascii: "<") {
+                throw error(at: index, "a .strings file must be a dictionary of \"key\" = \"value\"; entries, not \(units[index] == UInt16(ascii: "(") ? "an array" : "data")")
+            }
             dictionary = try parseDictionaryBody(closingAt: nil)
         }
-        return Result(dictionary: dictionary, duplicates: duplicates, loneSurrogates: loneSurrogates)
+        return Result(dictionary: dictionary, duplicates: duplicates, loneSurrogates: loneSurrogates, stoppedEarly: stoppedEarly)
     }
 
     // MARK: Structure
@@ -78,15 +89,34 @@ struct OldStylePropertyListParser {
                 }
                 return dictionary
             }
-            if units[index] == UInt16(ascii: "}") {
-                guard open != nil else {
-                    throw error(at: index, "unexpected '}' with no '{' to close")
-                }
+            if units[index] == UInt16(ascii: "}"), open != nil {
                 index += 1
                 return dictionary
             }
             let keyStart = index
-            guard let key = try parseString() else {
+            let parsedKey: String?
+            do {
+                parsedKey = try parseString()
+            } catch {
+                // An unterminated string where a key should be ends an unbraced table. In braces,
+                // CoreFoundation resumes just after the opening quote and accepts a '}' there.
+                if open == nil, dictionary.count > 0 {
+                    stoppedEarly = (text.location(ofUnit: keyStart), "a string that is never closed")
+                    return dictionary
+                }
+                guard open != nil else { throw error }
+                index = keyStart + 1
+                skipWhitespace()
+                guard index < units.count, units[index] == UInt16(ascii: "}") else { throw error }
+                index += 1
+                return dictionary
+            }
+            guard let key = parsedKey else {
+                if open == nil, dictionary.count > 0 || !duplicates.isEmpty {
+                    // CoreFoundation ends an unbraced table here, keeping what it read.
+                    stoppedEarly = (text.location(ofUnit: index), describeUnit(at: index))
+                    return dictionary
+                }
                 throw error(at: index, "expected a key (a quoted string, or letters, digits and _$/:.-), found \(describeUnit(at: index))")
             }
             skipWhitespace()
@@ -173,32 +203,28 @@ struct OldStylePropertyListParser {
         }
     }
 
+    /// Hexadecimal byte pairs; whitespace (space, tab, CR, LF, U+2028, U+2029) may separate
+    /// pairs but not the two digits of one byte.
     private mutating func parseData(openedAt open: Int) throws(LocalizationFileError) -> [UInt8] {
         var bytes: [UInt8] = []
-        var high: UInt8?
         while index < units.count {
             let unit = units[index]
             if unit == UInt16(ascii: ">") {
-                guard high == nil else {
-                    throw error(at: index, "odd number of hexadecimal digits in the data opened at \(position(of: open))")
-                }
                 index += 1
                 return bytes
             }
-            if Self.isWhitespaceUnit(unit) {
+            if unit == 0x20 || unit == 0x0A || unit == 0x09 || unit == 0x0D || unit == 0x2028 || unit == 0x2029 {
                 index += 1
                 continue
             }
-            guard let nibble = Self.hexValue(unit) else {
+            guard let high = Self.hexValue(unit) else {
                 throw error(at: index, "expected hexadecimal digits or '>' in data, found \(describeUnit(at: index))")
             }
-            if let first = high {
-                bytes.append(first << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
+            guard index + 1 < units.count, let low = Self.hexValue(units[index + 1]) else {
+                throw error(at: index, "odd number of hexadecimal digits in the data opened at \(position(of: open)); each byte is two digits")
             }
-            index += 1
+            bytes.append(high << 4 | low)
+            index += 2
         }
         throw error(at: index, "missing '>' to close the data opened at \(position(of: open))")
     }
@@ -268,7 +294,7 @@ struct OldStylePropertyListParser {
             return value
         case UInt16(ascii: "0")...UInt16(ascii: "7"):
             // One to three octal digits name a byte in the NeXTSTEP encoding; CoreFoundation
-            // accumulates them in a byte, so \777 wraps to 0xFF.
+            // accumulates them in a byte, so \427 wraps to 0x17 and \777 to 0xFF.
             var value = UInt8(truncatingIfNeeded: unit - UInt16(ascii: "0"))
             var digits = 1
             while digits < 3, index < units.count, (UInt16(ascii: "0")...UInt16(ascii: "7")).contains(units[index]) {

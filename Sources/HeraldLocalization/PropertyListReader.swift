@@ -48,6 +48,9 @@ public enum PropertyListReader {
             var parser = XMLPropertyListParser(text: text, path: path)
             return Result(value: try parser.parse(), format: .xml(text.encoding), diagnostics: [])
         }
+        guard !text.units.isEmpty else {
+            throw LocalizationFileError(path: path, location: nil, message: "the file holds only a byte-order mark; CoreFoundation rejects an empty property list, so it provides no strings")
+        }
         var parser = OldStylePropertyListParser(text: text, path: path)
         let parsed = try parser.parseStringsFile()
         var diagnostics: [LocalizationDiagnostic] = []
@@ -55,6 +58,11 @@ public enum PropertyListReader {
             diagnostics.append(LocalizationDiagnostic(
                 .warning, "the key \"\(duplicate.key)\" is defined again here; the last definition wins",
                 path: path, location: duplicate.location))
+        }
+        if let stop = parsed.stoppedEarly {
+            diagnostics.append(LocalizationDiagnostic(
+                .warning, "reading stops at \(stop.found), which cannot start a key: like CoreFoundation, Herald keeps the \(parsed.dictionary.count) entr\(parsed.dictionary.count == 1 ? "y" : "ies") before it and ignores the rest of the file",
+                path: path, location: stop.location))
         }
         for location in parsed.loneSurrogates {
             diagnostics.append(LocalizationDiagnostic(

@@ -130,11 +130,14 @@ import Testing
         ("\"a\" = \"unterminated;\n", 1, 7, "unterminated string"),
         ("\"a\" = ;", 1, 7, "expected a value for key \"a\""),
         ("= \"x\";", 1, 1, "expected a key"),
-        ("\"a\" = \"1\"; }", 1, 12, "unexpected '}'"),
         ("{ \"a\" = \"1\";", 1, 13, "missing '}'"),
         ("{ \"a\" = \"1\"; } \"b\";", 1, 16, "after the closing '}'"),
         ("\"a\" = ( \"x\" \"y\" );", 1, 13, "expected ',' or ')'"),
-        ("\"a\" = <0f1>;", 1, 11, "odd number of hexadecimal digits"),
+        ("\"a\" = <0f1>;", 1, 10, "odd number of hexadecimal digits"),
+        ("\"a\" = <0 f>;", 1, 8, "odd number of hexadecimal digits"),
+        ("~ \"a\" = \"1\";", 1, 1, "expected a key"),
+        ("\"first key never closed;", 1, 1, "unterminated string"),
+        ("( \"an\", \"array\" )", 1, 1, "must be a dictionary"),
         ("\"a\" = <zz>;", 1, 8, "expected hexadecimal digits"),
         ("\"a\" = \"1\";\n\"é\" = \"2\"\n", 2, 10, "missing ';'"),
     ] as [(String, Int, Int, String)])
@@ -144,6 +147,28 @@ import Testing
         #expect(error.location?.column == column, "\(error)")
         #expect(error.message.contains(message), "\(error)")
         #expect(error.description.hasPrefix("Localizable.strings:\(line):\(column): "))
+    }
+
+    @Test(arguments: [("\"a\" = \"1\"; } \"b\" = \"2\";", 12), ("\"a\" = \"1\";\u{A0}\"b\" = \"2\";", 11), ("\"a\" = \"1\"; \"b = 2;", 12)])
+    func unbracedTableStopsAtJunkLikeCoreFoundation(text: String, column: Int) throws {
+        let result = try PropertyListReader.read(Array(text.utf8), path: "L.strings")
+        #expect(result.value.dictionaryValue?.keys == ["a"])
+        let warning = try #require(result.diagnostics.first)
+        #expect(warning.severity == .warning)
+        #expect(warning.message.contains("ignores the rest of the file"))
+        #expect(warning.location?.column == column)
+    }
+
+    @Test func bracedTableResumesAfterAnUnterminatedKeyQuote() throws {
+        // CoreFoundation resets to just after the quote and accepts the closing brace there.
+        let result = try PropertyListReader.read(Array("{ \"a\" = \"1\"; '\n }".utf8), path: "L.strings")
+        #expect(result.value.dictionaryValue?.keys == ["a"])
+        #expect(throws: LocalizationFileError.self) { try PropertyListReader.read(Array("{ \"a\" = \"1\"; 'x }".utf8), path: "L.strings") }
+    }
+
+    @Test func byteOrderMarkAloneIsAnError() {
+        #expect(throws: LocalizationFileError.self) { try PropertyListReader.read([0xEF, 0xBB, 0xBF], path: "L.strings") }
+        #expect(throws: LocalizationFileError.self) { try PropertyListReader.read([0xFF, 0xFE], path: "L.strings") }
     }
 
     @Test func deepNestingIsAnErrorNotACrash() throws {
