@@ -18,6 +18,8 @@ let package = Package(
             dependencies: [
                 .product(name: "HeraldJSON", package: "Herald"),
                 .product(name: "HeraldPayload", package: "Herald"),
+                .product(name: "HeraldLocalization", package: "Herald"),
+                .product(name: "HeraldDevice", package: "Herald"),
                 .product(name: "HeraldTestSupport", package: "Herald"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

@@ -27,7 +27,9 @@ extension NotificationRenderer {
         for _ in 0..<64 {
             do {
                 let payload = try Payload(document: current)
-                var rendered = render(payload, headers: headers)
+                // The app receives the payload as sent, keys the device ignored included.
+                let received = document.root.value.objectValue
+                var rendered = render(payload, headers: headers, userInfo: received)
                 rendered.diagnostics = dropped + rendered.diagnostics
                 return rendered
             } catch {

@@ -32,6 +32,12 @@ public struct NotificationRenderer: Sendable {
 
     /// Renders a payload delivered with `headers`.
     public func render(_ payload: Payload, headers: DeliveryHeaders = DeliveryHeaders()) -> RenderedNotification {
+        render(payload, headers: headers, userInfo: nil)
+    }
+
+    /// Renders `payload`; `userInfo` is the payload as received, when the caller has it parsed
+    /// already (otherwise it is rebuilt from the payload).
+    func render(_ payload: Payload, headers: DeliveryHeaders, userInfo: JSONObject?) -> RenderedNotification {
         var diagnostics: [LocalizationDiagnostic] = []
         let aps = payload.aps ?? APS()
         if payload.aps == nil {
@@ -136,7 +142,7 @@ public struct NotificationRenderer: Sendable {
             relevanceScore: aps.relevanceScore, filterCriteria: aps.filterCriteria, summaryArgument: content?.summaryArg,
             summaryArgumentCount: content?.summaryArgCount, serviceExtensionWillRun: aps.mutableContent == 1,
             wakesApp: contentAvailable && (presentation == .silent || presentation == .alert || presentation == .none),
-            activity: activity, userInfo: Self.userInfo(of: payload), diagnostics: diagnostics)
+            activity: activity, userInfo: userInfo ?? Self.userInfo(of: payload), diagnostics: diagnostics)
     }
 
     /// One of title, subtitle and body: the `*-loc-key` when given (with its args), otherwise

@@ -12,8 +12,10 @@ struct BinaryPropertyListParser {
     private var referenceSize = 0
     private var objectCount = 0
     private var offsetTableStart = 0
-    private var cache: [Int: PropertyListValue] = [:]
-    private var visiting: Set<Int> = []
+    /// Parsed objects by reference, so shared objects are read once.
+    private var cache: [PropertyListValue?] = []
+    /// The containers being read, to reject one that contains itself.
+    private var visiting: [Bool] = []
     private var work = 0
 
     /// An upper bound on objects visited, so a small file of shared references cannot make the
@@ -56,6 +58,8 @@ struct BinaryPropertyListParser {
             throw error("the offset table at \(tableOffset) does not fit before the trailer")
         }
         offsetTableStart = Int(tableOffset)
+        cache = Array(repeating: nil, count: objectCount)
+        visiting = Array(repeating: false, count: objectCount)
         return try object(Int(top), depth: 0)
     }
 
@@ -69,10 +73,11 @@ struct BinaryPropertyListParser {
         guard depth <= OldStylePropertyListParser.maximumDepth else {
             throw error("containers are nested more than \(OldStylePropertyListParser.maximumDepth) deep")
         }
-        guard visiting.insert(reference).inserted else {
+        guard !visiting[reference] else {
             throw error("object \(reference) contains itself")
         }
-        defer { visiting.remove(reference) }
+        visiting[reference] = true
+        defer { visiting[reference] = false }
         let offset64 = readUInt(at: offsetTableStart + reference * offsetSize, size: offsetSize)
         guard offset64 >= 8, offset64 < UInt64(offsetTableStart) else {
             throw error("object \(reference) starts at \(offset64), outside the object area")
@@ -118,7 +123,12 @@ struct BinaryPropertyListParser {
             let (start, length) = try lengthAndStart(info: info, at: offset, reference: reference)
             try need(start, length, for: reference)
             // ASCII strings; bytes above 0x7F are read as Latin-1, as CoreFoundation does.
-            value = .string(String(String.UnicodeScalarView(bytes[start..<(start + length)].map { Unicode.Scalar($0) })))
+            let slice = bytes[start..<(start + length)]
+            if slice.allSatisfy({ $0 < 0x80 }) {
+                value = .string(String(decoding: slice, as: UTF8.self))
+            } else {
+                value = .string(String(String.UnicodeScalarView(slice.map { Unicode.Scalar($0) })))
+            }
         case 0x6:
             let (start, length) = try lengthAndStart(info: info, at: offset, reference: reference)
             let (byteCount, overflow) = length.multipliedReportingOverflow(by: 2)

@@ -44,6 +44,9 @@ public struct Localizer: Sendable {
     /// The localization whose `Localizable` table is used, if any has one.
     public let tableLocalization: String?
 
+    /// The app name the device shows, localized when the bundle can.
+    public let appName: String?
+
     /// Creates a localizer for a user who prefers `preferredLanguages`.
     public init(bundle: LocalizationBundle?, preferredLanguages: [String], options: Options = Options()) {
         self.bundle = bundle
@@ -51,7 +54,9 @@ public struct Localizer: Sendable {
         self.options = options
         let order = bundle?.searchOrder(for: preferredLanguages) ?? []
         self.searchOrder = order
-        self.tableLocalization = order.first { bundle?.table("Localizable", for: $0) != nil }
+        let tableLocalization = order.first { bundle?.table("Localizable", for: $0) != nil }
+        self.tableLocalization = tableLocalization
+        self.appName = bundle?.displayName(for: tableLocalization ?? order.first)
     }
 
     /// The language the device runs the app in: the localization chosen, or (with a
@@ -59,11 +64,6 @@ public struct Localizer: Sendable {
     public var language: String {
         if let first = tableLocalization ?? searchOrder.first, first != "*" { return first }
         return preferredLanguages.first ?? "en"
-    }
-
-    /// The app name the device shows, localized when the bundle can.
-    public var appName: String? {
-        bundle?.displayName(for: tableLocalization ?? searchOrder.first)
     }
 
     /// Looks up `key` and formats it with `arguments` (`nil` when the payload has no args; a

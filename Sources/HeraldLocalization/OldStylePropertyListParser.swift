@@ -248,22 +248,31 @@ struct OldStylePropertyListParser {
         let open = index
         index += 1
         var result: [UInt16] = []
+        var runStart = index
         while index < units.count {
             let unit = units[index]
             if unit == quote {
-                index += 1
+                // Most strings have no escapes: decode the slice directly.
+                let string: String
                 var replaced = false
-                let string = String(utf16Units: result, replacedLoneSurrogate: &replaced)
+                if result.isEmpty {
+                    string = String(utf16Units: units[runStart..<index], replacedLoneSurrogate: &replaced)
+                } else {
+                    result.append(contentsOf: units[runStart..<index])
+                    string = String(utf16Units: result, replacedLoneSurrogate: &replaced)
+                }
+                index += 1
                 if replaced { loneSurrogates.append(text.location(ofUnit: open)) }
                 return string
             }
             if unit == UInt16(ascii: "\\") {
+                result.append(contentsOf: units[runStart..<index])
                 index += 1
                 guard index < units.count else { break }
                 result.append(parseEscape())
+                runStart = index
                 continue
             }
-            result.append(unit)
             index += 1
         }
         throw error(at: open, "unterminated string: the quote opened here is never closed")

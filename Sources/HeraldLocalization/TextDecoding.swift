@@ -157,8 +157,11 @@ struct DecodedText: Sendable {
         while index < count {
             let byte = bytes[index]
             if byte < 0x80 {
-                result.append(UInt16(byte))
-                index += 1
+                // Copy an ASCII run at once.
+                var end = index + 1
+                while end < count, bytes[end] < 0x80 { end += 1 }
+                result.append(contentsOf: bytes[index..<end].lazy.map { UInt16($0) })
+                index = end
                 continue
             }
             var scalarValue: UInt32 = 0
@@ -198,21 +201,53 @@ struct DecodedText: Sendable {
 
 extension String {
     /// A string from UTF-16 units, reporting whether a lone surrogate had to be replaced by U+FFFD.
+    ///
+    /// Transcodes to UTF-8 in one pass straight into the string's storage (the generic
+    /// `String(decoding:as: UTF16.self)` path is several times slower on array slices).
     init(utf16Units units: some Collection<UInt16>, replacedLoneSurrogate: inout Bool) {
-        var result = String()
-        result.reserveCapacity(units.count)
-        var iterator = units.makeIterator()
-        var decoder = UTF16()
-        loop: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): result.unicodeScalars.append(scalar)
-            case .emptyInput: break loop
-            case .error:
-                result.unicodeScalars.append("\u{FFFD}")
-                replacedLoneSurrogate = true
+        var replaced = false
+        let capacity = units.count * 3
+        let transcode = { (buffer: UnsafeMutableBufferPointer<UInt8>) -> Int in
+            var written = 0
+            var iterator = units.makeIterator()
+            var pending: UInt16? = iterator.next()
+            while let unit = pending {
+                pending = iterator.next()
+                var scalar = UInt32(unit)
+                if unit < 0x80 {
+                    buffer[written] = UInt8(unit)
+                    written += 1
+                    continue
+                }
+                if UTF16.isLeadSurrogate(unit), let next = pending, UTF16.isTrailSurrogate(next) {
+                    scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(next - 0xDC00)
+                    pending = iterator.next()
+                } else if unit & 0xF800 == 0xD800 {
+                    scalar = 0xFFFD
+                    replaced = true
+                }
+                if scalar < 0x800 {
+                    buffer[written] = UInt8(0xC0 | scalar >> 6)
+                    buffer[written + 1] = UInt8(0x80 | scalar & 0x3F)
+                    written += 2
+                } else if scalar < 0x10000 {
+                    buffer[written] = UInt8(0xE0 | scalar >> 12)
+                    buffer[written + 1] = UInt8(0x80 | scalar >> 6 & 0x3F)
+                    buffer[written + 2] = UInt8(0x80 | scalar & 0x3F)
+                    written += 3
+                } else {
+                    buffer[written] = UInt8(0xF0 | scalar >> 18)
+                    buffer[written + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+                    buffer[written + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+                    buffer[written + 3] = UInt8(0x80 | scalar & 0x3F)
+                    written += 4
+                }
             }
+            return written
         }
-        self = result
+        // A surrogate pair (2 units) becomes 4 bytes, any other unit at most 3: 3 per unit suffices.
+        self = String(unsafeUninitializedCapacity: Swift.max(capacity, 1), initializingUTF8With: transcode)
+        if replaced { replacedLoneSurrogate = true }
     }
 }
 

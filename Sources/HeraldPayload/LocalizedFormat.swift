@@ -96,132 +96,138 @@ public struct LocalizedFormat: Sendable, Hashable {
 
     // MARK: Scanning
 
-    // The scan works on Unicode scalars (NSString formats work on UTF-16 units; a combining mark
-    // after `%` does not hide the specifier) and compares ASCII values, without Character
-    // hashing or grapheme breaking.
+    // The scan works on UTF-8 bytes: every character of the printf grammar is ASCII, so literal
+    // runs are copied as byte ranges and no Character hashing or grapheme breaking happens. A
+    // combining mark after `%` does not hide the specifier (NSString formats work on UTF-16
+    // units, not characters).
 
-    private static func isFlag(_ value: UInt32) -> Bool {
-        switch value {
-        case 0x2D, 0x2B, 0x20, 0x23, 0x30, 0x27: true  // - + space # 0 '
+    private static func isFlag(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: " "), UInt8(ascii: "#"), UInt8(ascii: "0"), UInt8(ascii: "'"): true
         default: false
         }
     }
 
-    private static func isDigit(_ value: UInt32) -> Bool { value >= 0x30 && value <= 0x39 }
+    private static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
     /// `@ d D i u U o O x X f F e E g G a A c C s S p`, as a 128-bit ASCII mask.
     private static let conversionMask: (low: UInt64, high: UInt64) = "@dDiuUoOxXfFeEgGaAcCsSp".utf8.reduce((0, 0)) { mask, byte in
         byte < 64 ? (mask.0 | 1 << UInt64(byte), mask.1) : (mask.0, mask.1 | 1 << UInt64(byte - 64))
     }
 
-    private static func isConversion(_ value: UInt32) -> Bool {
-        guard value < 0x80 else { return false }
-        return value < 64 ? conversionMask.low & (1 << UInt64(value)) != 0 : conversionMask.high & (1 << UInt64(value - 64)) != 0
-    }
-
-    /// The length modifier at `index`, longest first (`hh` before `h`, `ll` before `l`).
-    private static func lengthModifier(_ scalars: [Unicode.Scalar], at index: Int) -> String {
-        guard index < scalars.count else { return "" }
-        let first = scalars[index]
-        let second = index + 1 < scalars.count ? scalars[index + 1] : nil
-        switch first {
-        case "h", "l": return second == first ? String(first) + String(first) : String(first)
-        case "q", "L", "z", "t", "j": return String(first)
-        default: return ""
-        }
+    private static func isConversion(_ byte: UInt8) -> Bool {
+        guard byte < 0x80 else { return false }
+        return byte < 64 ? conversionMask.low & (1 << UInt64(byte)) != 0 : conversionMask.high & (1 << UInt64(byte - 64)) != 0
     }
 
     private static func scan(_ source: String) -> [Segment] {
+        var source = source
+        return source.withUTF8 { scan(utf8: $0) }
+    }
+
+    private static func scan(utf8 bytes: UnsafeBufferPointer<UInt8>) -> [Segment] {
         var segments: [Segment] = []
-        var literal = String.UnicodeScalarView()
         var sequentialIndex = 0
-        let scalars = Array(source.unicodeScalars)
+        var literalStart = 0
         var index = 0
+        let count = bytes.count
 
-        func flushLiteral() {
-            if !literal.isEmpty {
-                segments.append(.literal(String(literal)))
-                literal = String.UnicodeScalarView()
-            }
-        }
         func text(_ range: Range<Int>) -> String {
-            String(String.UnicodeScalarView(scalars[range]))
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
+        func flushLiteral(upTo end: Int) {
+            if end > literalStart { segments.append(.literal(text(literalStart..<end))) }
+        }
+        /// The end of the UTF-8 sequence that starts at `position`.
+        func scalarEnd(_ position: Int) -> Int {
+            var end = position + 1
+            while end < count, bytes[end] & 0xC0 == 0x80 { end += 1 }
+            return end
         }
 
-        while index < scalars.count {
-            let scalar = scalars[index]
-            guard scalar == "%" else {
-                literal.append(scalar)
+        while index < count {
+            guard bytes[index] == UInt8(ascii: "%") else {
                 index += 1
                 continue
             }
             let start = index
+            flushLiteral(upTo: start)
             index += 1
-            guard index < scalars.count else {
-                flushLiteral()
+            guard index < count else {
                 segments.append(.invalid("%"))
+                literalStart = count
                 break
             }
-            if scalars[index] == "%" {
-                flushLiteral()
+            if bytes[index] == UInt8(ascii: "%") {
                 segments.append(.percent)
                 index += 1
+                literalStart = index
                 continue
             }
             // Optional position: digits followed by '$'.
             var position: Int?
             var lookahead = index
             var digits = 0
-            while lookahead < scalars.count, isDigit(scalars[lookahead].value) {
-                digits = min(digits * 10 + Int(scalars[lookahead].value - 0x30), 1 << 20)  // bounded: a long digit run must not overflow
+            while lookahead < count, isDigit(bytes[lookahead]) {
+                digits = min(digits * 10 + Int(bytes[lookahead] - UInt8(ascii: "0")), 1 << 20)  // bounded: a long digit run must not overflow
                 lookahead += 1
             }
-            if lookahead > index, lookahead < scalars.count, scalars[lookahead] == "$", digits > 0 {
+            if lookahead > index, lookahead < count, bytes[lookahead] == UInt8(ascii: "$"), digits > 0 {
                 position = digits
                 index = lookahead + 1
             }
+            func nextArgument() -> Int {
+                if let position { return position - 1 }
+                defer { sequentialIndex += 1 }
+                return sequentialIndex
+            }
             // `%#@name@` (stringsdict variable).
-            if index + 1 < scalars.count, scalars[index] == "#", scalars[index + 1] == "@" {
+            if index + 1 < count, bytes[index] == UInt8(ascii: "#"), bytes[index + 1] == UInt8(ascii: "@") {
                 var end = index + 2
-                while end < scalars.count, scalars[end] != "@" { end += 1 }
-                if end < scalars.count, end > index + 2 {
-                    flushLiteral()
-                    let name = text((index + 2)..<end)
-                    let argumentIndex: Int
-                    if let position { argumentIndex = position - 1 } else { argumentIndex = sequentialIndex; sequentialIndex += 1 }
-                    segments.append(.variable(name: name, argumentIndex: argumentIndex, explicitPosition: position != nil))
+                while end < count, bytes[end] != UInt8(ascii: "@") { end += 1 }
+                if end < count, end > index + 2 {
+                    segments.append(.variable(name: text((index + 2)..<end), argumentIndex: nextArgument(), explicitPosition: position != nil))
                     index = end + 1
+                    literalStart = index
                     continue
                 }
             }
             let modifiersStart = index
-            while index < scalars.count, isFlag(scalars[index].value) { index += 1 }
-            while index < scalars.count, scalars[index] == "*" || isDigit(scalars[index].value) { index += 1 }
-            if index < scalars.count, scalars[index] == "." {
+            while index < count, isFlag(bytes[index]) { index += 1 }
+            while index < count, bytes[index] == UInt8(ascii: "*") || isDigit(bytes[index]) { index += 1 }
+            if index < count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
-                while index < scalars.count, scalars[index] == "*" || isDigit(scalars[index].value) { index += 1 }
+                while index < count, bytes[index] == UInt8(ascii: "*") || isDigit(bytes[index]) { index += 1 }
             }
-            let modifiers = text(modifiersStart..<index)
-            let length = lengthModifier(scalars, at: index)
-            index += length.unicodeScalars.count
-            guard index < scalars.count, isConversion(scalars[index].value) else {
+            let modifiersEnd = index
+            // Length modifier, longest first (`hh` before `h`, `ll` before `l`).
+            if index < count {
+                switch bytes[index] {
+                case UInt8(ascii: "h"), UInt8(ascii: "l"):
+                    index += index + 1 < count && bytes[index + 1] == bytes[index] ? 2 : 1
+                case UInt8(ascii: "q"), UInt8(ascii: "L"), UInt8(ascii: "z"), UInt8(ascii: "t"), UInt8(ascii: "j"):
+                    index += 1
+                default:
+                    break
+                }
+            }
+            let lengthEnd = index
+            guard index < count, isConversion(bytes[index]) else {
                 // Not a specifier: keep the text, as NSString would print something unexpected here.
-                flushLiteral()
-                let end = min(index + 1, scalars.count)
+                let end = index < count ? scalarEnd(index) : count
                 segments.append(.invalid(text(start..<end)))
                 index = end
+                literalStart = index
                 continue
             }
-            let conversion = Character(scalars[index])
+            let conversion = Character(Unicode.Scalar(bytes[index]))
             index += 1
-            flushLiteral()
-            let argumentIndex: Int
-            if let position { argumentIndex = position - 1 } else { argumentIndex = sequentialIndex; sequentialIndex += 1 }
             segments.append(.argument(Specifier(
-                argumentIndex: argumentIndex, explicitPosition: position != nil, modifiers: modifiers,
-                length: length, conversion: conversion, text: text(start..<index))))
+                argumentIndex: nextArgument(), explicitPosition: position != nil, modifiers: text(modifiersStart..<modifiersEnd),
+                length: text(modifiersEnd..<lengthEnd), conversion: conversion, text: text(start..<index))))
+            literalStart = index
         }
-        flushLiteral()
+        flushLiteral(upTo: count)
         return segments
     }
 }

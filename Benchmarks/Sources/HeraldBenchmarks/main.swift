@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: HeraldBenchmarks [payload] [lint [--lines N] [--herald PATH]] [--rounds N]
+// Usage: HeraldBenchmarks [payload] [localization] [lint [--lines N] [--herald PATH]] [--rounds N]
 let arguments = CommandLine.arguments.dropFirst()
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 60
 let suites = arguments.enumerated().filter { index, argument in
@@ -14,6 +14,10 @@ for suite in selected {
         let results = PayloadBenchmarks.run(rounds: rounds)
         report("Payload encoding and JSON parsing", command: "swift run -c release --package-path Benchmarks HeraldBenchmarks payload --rounds \(rounds)",
                comparisons: results, rounds: rounds)
+    case "localization":
+        let results = LocalizationBenchmarks.run(rounds: rounds)
+        report("Strings tables, formatting and preview", command: "swift run -c release --package-path Benchmarks HeraldBenchmarks localization --rounds \(rounds)",
+               comparisons: results, rounds: rounds)
     case "lint":
         let lines = arguments.firstIndex(of: "--lines").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 1_000_000
         let heraldPath = arguments.firstIndex(of: "--herald").map { String(arguments[arguments.index(after: $0)]) }
@@ -25,7 +29,7 @@ for suite in selected {
         }
         try LintBenchmarks.run(lines: lines, rounds: arguments.contains("--rounds") ? rounds : 5, herald: heraldPath)
     default:
-        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, lint\n".utf8))
+        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint\n".utf8))
         exit(2)
     }
 }
