@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldDevice
 import HeraldJSON
+import HeraldLint
 import HeraldLocalization
 import HeraldProtocol
 
@@ -45,6 +46,7 @@ struct PreviewCommand: ParsableCommand {
               herald preview --bundle MyApp/ --lang fr-CA,en payload.json
               herald preview --strings fr.lproj/Localizable.strings payload.json
               herald preview --format html --output preview.html payload.json
+              herald preview --lint --push-type background silent.json
               echo '{"aps":{"alert":{"loc-key":"HELLO","loc-args":["Ada"]}}}' | herald preview --format json
             """
     )
@@ -81,6 +83,9 @@ struct PreviewCommand: ParsableCommand {
 
     @Flag(name: .customLong("mark-missing"), help: "Show ⟨markers⟩ where the device would show nothing (missing arguments).")
     var markMissing = false
+
+    @Flag(help: "Also run 'herald lint' on the payload and list its findings with the preview's diagnostics.")
+    var lint = false
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json, html
@@ -133,6 +138,17 @@ struct PreviewCommand: ParsableCommand {
             var copy = diagnostic
             if copy.path == nil, copy.location != nil { copy.path = input.displayName }
             return copy
+        }
+        if lint {
+            let report = Linter().lint(bytes, context: LintContext(pushType: pushType))
+            notification.diagnostics += report.diagnostics.map { finding in
+                let severity: LocalizationDiagnostic.Severity = switch finding.severity {
+                case .error: .error
+                case .warning: .warning
+                case .info: .note
+                }
+                return LocalizationDiagnostic(severity, "\(finding.message) [\(finding.rule.rawValue)]", path: input.displayName, location: finding.location)
+            }
         }
         if notification.diagnostics.contains(where: { $0.severity == .error }) { failed = true }
 

@@ -91,6 +91,17 @@ import Testing
         #expect(result.stderr.contains("no localizations found"))
     }
 
+    @Test func lintFindingsJoinThePreview() throws {
+        let result = try HeraldProcess.run(["preview", "--lint", "--push-type", "background", "--format", "json", "-"],
+                                           stdin: Array(#"{"aps":{"content-available":1,"badge":1}}"#.utf8))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+        #expect(object["presentation"] as? String == "shown-despite-silent")
+        let messages = (object["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(messages.contains { $0.hasSuffix("[silent-with-visible-content]") }, "\(messages)")
+        let plain = try HeraldProcess.run(["preview", "--push-type", "background", "--format", "json", "-"], stdin: Array(#"{"aps":{"content-available":1,"badge":1}}"#.utf8))
+        #expect(!plain.output.contains("[silent-"))
+    }
+
     @Test func helpTeaches() throws {
         let result = try HeraldProcess.run(["preview", "--help"])
         #expect(result.status == 0)
