@@ -37,6 +37,7 @@ public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertibl
         case error
 
         private var rank: Int { self == .note ? 0 : self == .warning ? 1 : 2 }
+        /// Less serious first: note, warning, error.
         public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
     }
 

@@ -1,7 +1,19 @@
 /// A CLDR plural category.
 public enum PluralCategory: String, Sendable, Hashable, CaseIterable, Comparable {
-    case zero, one, two, few, many, other
+    /// `zero` (Arabic 0, Latvian 10; Apple also applies a `.stringsdict` `zero` form to 0 in any language).
+    case zero
+    /// `one` (English 1, French 0 and 1, Russian 21).
+    case one
+    /// `two` (Arabic and Hebrew 2).
+    case two
+    /// `few` (Russian 2–4, Polish 22).
+    case few
+    /// `many` (Russian 5–20, Polish 12, French 1000000).
+    case many
+    /// `other`: every language has it, and it is the fallback.
+    case other
 
+    /// CLDR order: zero, one, two, few, many, other.
     public static func < (lhs: PluralCategory, rhs: PluralCategory) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
