@@ -151,18 +151,12 @@ struct OldStylePropertyListParser {
     private mutating func parseValue(for key: String) throws(LocalizationFileError) -> PropertyListValue {
         let start = index
         switch units[index] {
-        case UInt16(ascii: "{"):
+        case UInt16(ascii: "{"), UInt16(ascii: "("):
             try enter(at: start)
+            defer { depth -= 1 }
             index += 1
-            let dictionary = try parseDictionaryBody(closingAt: start)
-            depth -= 1
-            return .dictionary(dictionary)
-        case UInt16(ascii: "("):
-            try enter(at: start)
-            index += 1
-            let array = try parseArray(openedAt: start)
-            depth -= 1
-            return .array(array)
+            if units[start] == UInt16(ascii: "{") { return .dictionary(try parseDictionaryBody(closingAt: start)) }
+            return .array(try parseArray(openedAt: start))
         case UInt16(ascii: "<"):
             index += 1
             return .data(try parseData(openedAt: start))
