@@ -27,6 +27,8 @@ extension PropertyChecks {
         for (key, value) in dictionary {
             if case .string(let text) = value { strings.append((key, text)) }
         }
+        // An empty table writes an empty file, which CoreFoundation (and Herald) reject.
+        guard !strings.isEmpty else { return [] }
         let written = StringsFileWriter.write(strings)
         let expected = Dictionary(strings, uniquingKeysWith: { _, last in last })
         var violations: [String] = []
