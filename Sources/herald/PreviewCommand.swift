@@ -47,7 +47,7 @@ struct PreviewCommand: ParsableCommand {
               herald preview --strings fr.lproj/Localizable.strings payload.json
               herald preview --format html --output preview.html payload.json
               herald preview --lint --push-type background silent.json
-              echo '{"aps":{"alert":{"loc-key":"HI_%@","loc-args":["Ada"]}}}' | herald preview
+              echo '{"aps":{"alert":"Hi","badge":2}}' | herald preview --format json
             """
     )
 
