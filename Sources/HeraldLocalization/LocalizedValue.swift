@@ -67,7 +67,15 @@ public indirect enum LocalizedValue: Sendable, Hashable {
         return Resolution(format: format, selectorArguments: resolver.selectors, diagnostics: resolver.diagnostics)
     }
 
+    /// How deeply variations and variables may nest.
     static let maximumDepth = 16
+    /// How many `%#@name@` variables one resolution may expand. Real tables expand a handful;
+    /// the bound keeps a table whose forms repeat a variable many times from expanding
+    /// exponentially (three uses per form, sixteen deep, is 43 million expansions).
+    static let maximumExpansions = 256
+    /// The longest format one resolution may produce, in UTF-8 bytes: far beyond any
+    /// notification, which APNs limits to 4 KB of payload and the device truncates further.
+    static let maximumFormatBytes = 64 * 1024
 
     private struct Resolver {
         let arguments: [String]
@@ -75,6 +83,13 @@ public indirect enum LocalizedValue: Sendable, Hashable {
         let device: String
         var selectors: Set<Int> = []
         var diagnostics: [LocalizationDiagnostic] = []
+        /// The variables being expanded, outermost first: a variable whose form uses itself
+        /// would never finish.
+        var expanding: [String] = []
+        var expansions = 0
+        var producedBytes = 0
+        /// Set once a bound is hit: everything after it resolves to nothing.
+        var exhausted = false
 
         init(arguments: [String], language: String, device: String) {
             self.arguments = arguments
@@ -83,13 +98,14 @@ public indirect enum LocalizedValue: Sendable, Hashable {
         }
 
         mutating func resolve(_ value: LocalizedValue, argumentIndex contextIndex: Int?, depth: Int) -> String {
+            guard !exhausted else { return "" }
             guard depth < LocalizedValue.maximumDepth else {
                 diagnostics.append(LocalizationDiagnostic(.error, "variations are nested more than \(LocalizedValue.maximumDepth) deep; the device shows nothing for them"))
                 return ""
             }
             switch value {
             case .text(let text):
-                return text
+                return produce(text)
             case .plural(let variation):
                 let index = variation.argumentIndex ?? contextIndex ?? variation.firstNumericArgument ?? 0
                 let category = category(forArgument: index, hasZeroForm: variation.forms[.zero] != nil)
@@ -117,6 +133,7 @@ public indirect enum LocalizedValue: Sendable, Hashable {
         /// `sequentialBase`, and each `%#@name@` replaced by its variable's form, bound to the
         /// variable's argument.
         mutating func bind(_ text: String, sequentialBase: Int, variables: [String: LocalizedValue], depth: Int) -> String {
+            guard !exhausted else { return "" }
             guard depth < LocalizedValue.maximumDepth else {
                 diagnostics.append(LocalizationDiagnostic(.error, "variables are nested more than \(LocalizedValue.maximumDepth) deep; the device shows nothing for them"))
                 return ""
@@ -133,13 +150,42 @@ public indirect enum LocalizedValue: Sendable, Hashable {
                         diagnostics.append(LocalizationDiagnostic(.error, "the format uses %#@\(name)@ but defines no variable '\(name)'; the device shows nothing for it"))
                         continue
                     }
+                    guard !expanding.contains(name) else {
+                        let chain = (expanding.drop(while: { $0 != name }) + [name]).joined(separator: " → ")
+                        diagnostics.append(LocalizationDiagnostic(.error, "variable '\(name)' refers to itself (\(chain)), so it never finishes; the device shows nothing for it"))
+                        continue
+                    }
+                    expansions += 1
+                    guard expansions <= LocalizedValue.maximumExpansions else {
+                        stop("the variables expand more than \(LocalizedValue.maximumExpansions) times")
+                        return result
+                    }
+                    expanding.append(name)
                     let form = resolve(variable, argumentIndex: index, depth: depth + 1)
                     result += bind(form, sequentialBase: index, variables: variables, depth: depth + 1)
+                    expanding.removeLast()
                 default:
                     result += segment.sourceText
                 }
             }
             return result
+        }
+
+        /// Counts text into the output budget; past it, the text is dropped and resolution stops.
+        mutating func produce(_ text: String) -> String {
+            producedBytes += text.utf8.count
+            guard producedBytes <= LocalizedValue.maximumFormatBytes else {
+                stop("the variations produce more than \(LocalizedValue.maximumFormatBytes / 1024) KB of text")
+                return ""
+            }
+            return text
+        }
+
+        /// Ends the resolution with one error: the rest resolves to nothing.
+        mutating func stop(_ what: String) {
+            guard !exhausted else { return }
+            exhausted = true
+            diagnostics.append(LocalizationDiagnostic(.error, "\(what); Herald stops there, so the text is cut short"))
         }
 
         mutating func category(forArgument index: Int, hasZeroForm: Bool) -> PluralCategory {

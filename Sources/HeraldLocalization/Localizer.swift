@@ -99,7 +99,14 @@ public struct Localizer: Sendable {
                 let resolved = value.resolve(arguments: arguments, language: valueLanguage, device: options.device)
                 format = resolved.format
                 selectors = resolved.selectorArguments
-                diagnostics += resolved.diagnostics
+                // Name the entry in what went wrong with its variations, so a broken table entry
+                // can be found.
+                diagnostics += resolved.diagnostics.map { diagnostic in
+                    guard diagnostic.severity == .error else { return diagnostic }
+                    var keyed = diagnostic
+                    keyed.message = "\"\(key)\" in \(source ?? "the table"): " + diagnostic.message
+                    return keyed
+                }
             } else if table.firstError == nil {
                 diagnostics.append(LocalizationDiagnostic(.warning, "\"\(key)\" is not in \(table.sourceDescription); the device shows the key itself"))
             }
