@@ -249,6 +249,12 @@ extension JSONDocument {
     /// indices of object keys).
     public var nodeIndices: Range<Int> { 0..<tape.count }
 
+    /// The line and column of a byte offset in the source (a scan from the start; for many
+    /// lookups use ``SourceLocator``).
+    public func location(ofOffset offset: Int) -> SourceLocation {
+        SourceLocation.scan(source, upTo: offset)
+    }
+
     /// The node at a tape index (as found in ``Node/index``).
     public func node(at index: Int) -> Node? {
         guard index >= 0, index < tape.count, tape[index].role == .value else { return nil }

@@ -5,6 +5,13 @@ extension JSONDocument {
         return decodeString(tape[index])
     }
 
+    /// The source bytes of the object key at a tape index (quotes included), or `nil` if there is
+    /// no key there.
+    public func keyByteRange(at index: Int) -> Range<Int>? {
+        guard nodeIndices.contains(index), tape[index].role == .key else { return nil }
+        return Int(tape[index].start)..<Int(tape[index].end)
+    }
+
     /// One entry of a document's flat form: a value or an object key, in document order.
     public struct Token: Sendable {
         /// The tape index (``Node/index`` for values; a key's value is at `index + 1`).

@@ -25,6 +25,9 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         case tooDeep(limit: Int)
         /// The input is larger than the limit.
         case tooLarge(size: Int, limit: Int)
+        /// A comma after the last member or element, before `closing` (`}` or `]`). The location is
+        /// the comma's.
+        case trailingComma(closing: String)
         /// More text after the top-level value.
         case trailingData(found: String)
         /// The input starts with a byte order mark (UTF-8, or UTF-16 which JSON does not allow).
@@ -66,6 +69,8 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
             return "arrays and objects are nested more than \(limit) deep"
         case .tooLarge(let size, let limit):
             return "input is \(size) bytes, over the \(limit)-byte limit"
+        case .trailingComma(let closing):
+            return "trailing comma before '\(closing)' is not allowed; remove this ','"
         case .trailingData(let found):
             return "unexpected \(found) after the top-level value; a JSON text holds exactly one value"
         case .byteOrderMark(let encoding):

@@ -41,8 +41,9 @@ public struct JSONParser: Sendable {
     /// Parses, carrying on past the mistakes people make when typing JSON by hand, and returns
     /// every error found in one pass.
     ///
-    /// Two mistakes are recovered from: a missing comma between members or elements (parsing
-    /// continues as if it were there) and a string opened with a typographic quote (`“`, `”`,
+    /// Three mistakes are recovered from: a missing comma between members or elements (parsing
+    /// continues as if it were there), a trailing comma before `}` or `]` (continues as if it were
+    /// not), and a string opened with a typographic quote (`“`, `”`,
     /// `„`; the string runs to the next straight or typographic closing quote). Any other error
     /// ends the pass. When every error was recovered from, `document` holds the values read, so a
     /// linter can still check them; such a document is for reading only, and its locations may be
@@ -105,6 +106,9 @@ private struct Scanner: ~Copyable {
     /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
     var recovering = false
     var recovered: [JSONParseError] = []
+    /// The offset of the last comma between members or elements: a trailing comma is reported
+    /// there, where the fix is.
+    var lastComma = 0
     /// Whether whitespace or a string escape was seen: if neither, the text is compact canonical.
     var sawWhitespaceOrEscape = false
 
@@ -249,7 +253,11 @@ private struct Scanner: ~Copyable {
                 try parseString(role: .key)
             } else {
                 if count > 0, buffer[position] == UInt8(ascii: "}") {
-                    throw unexpected(expected: "a string key", hint: "a trailing comma before '}' is not allowed")
+                    let error = error(.trailingComma(closing: "}"), at: lastComma)
+                    guard recovering else { throw error }
+                    recovered.append(error)
+                    closeContainer(at: index, count: count)
+                    return
                 }
                 let error = unexpected(expected: count == 0 ? "a string key or '}'" : "a string key")
                 guard recovering, typographicQuoteLength(at: position) > 0 else { throw error }
@@ -273,6 +281,7 @@ private struct Scanner: ~Copyable {
             }
             switch buffer[position] {
             case UInt8(ascii: ","):
+                lastComma = position
                 position += 1
                 skipWhitespace()
             case UInt8(ascii: "}"):
@@ -300,7 +309,11 @@ private struct Scanner: ~Copyable {
         }
         while true {
             if position < buffer.count, buffer[position] == UInt8(ascii: "]"), count > 0 {
-                throw unexpected(expected: "a JSON value", hint: "a trailing comma before ']' is not allowed")
+                let error = error(.trailingComma(closing: "]"), at: lastComma)
+                guard recovering else { throw error }
+                recovered.append(error)
+                closeContainer(at: index, count: count)
+                return
             }
             try parseValue(role: .value)
             count += 1
@@ -310,6 +323,7 @@ private struct Scanner: ~Copyable {
             }
             switch buffer[position] {
             case UInt8(ascii: ","):
+                lastComma = position
                 position += 1
                 skipWhitespace()
             case UInt8(ascii: "]"):

@@ -6,6 +6,9 @@ public struct LintDiagnostic: Sendable, Hashable {
     public enum Subject: Sendable, Hashable {
         /// A value in the body (or the object that should hold a missing value).
         case value(JSONPointer)
+        /// The key of the member a pointer names: an unknown, misplaced, repeated or badly named
+        /// key. The location is the key's own position, not its value's.
+        case key(JSONPointer)
         /// A request header, such as `apns-priority`.
         case header(String)
     }
@@ -30,10 +33,18 @@ public struct LintDiagnostic: Sendable, Hashable {
         self.location = location
     }
 
-    /// The pointer, for value subjects.
+    /// The pointer, for value and key subjects.
     public var pointer: JSONPointer? {
-        if case .value(let pointer) = subject { return pointer }
-        return nil
+        switch subject {
+        case .value(let pointer), .key(let pointer): pointer
+        case .header: nil
+        }
+    }
+
+    /// Whether the finding is about a key rather than its value.
+    public var isAboutKey: Bool {
+        if case .key = subject { return true }
+        return false
     }
 
     /// The header name, for header subjects.

@@ -10,6 +10,8 @@ struct LintPass {
     /// Where a finding points before it is resolved to a pointer and a line:column.
     enum Target {
         case node(Int)
+        /// A member's key: the member's value node (which the pointer names) and the key's offset.
+        case key(value: Int, offset: Int)
         case header(String)
         case syntax(SourceLocation)
     }
@@ -61,6 +63,11 @@ struct LintPass {
 
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at node: Node) {
         report(rule, message(), at: .node(node.index))
+    }
+
+    /// Records a finding about a member's key (unknown, misplaced, repeated): it points at the key.
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, atKeyOf member: JSONDocument.Member) {
+        report(rule, message(), at: .key(value: member.value.index, offset: member.keyNode.byteRange.lowerBound))
     }
 
     // MARK: Running
@@ -135,21 +142,27 @@ struct LintPass {
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .header(name), location: nil))
             case .syntax(let location):
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
-            case .node(let index):
+            case .node(let index), .key(let index, _):
                 guard let document, let node = document.node(at: index) else { continue }
                 let pointer = document.pointer(to: node)
                 // A value hidden by a later duplicate key is used by no reader and named by no
                 // pointer; `duplicate-key` already reports the repetition.
                 guard document.resolve(pointer)?.index == node.index else { continue }
+                var offset = node.byteRange.lowerBound
+                var subject = LintDiagnostic.Subject.value(pointer)
+                if case .key(_, let keyOffset) = finding.target {
+                    offset = keyOffset
+                    subject = .key(pointer)
+                }
                 let location: SourceLocation
                 if findings.count <= 4 {
                     // A few lookups: scanning up to each offset beats building a line table.
-                    location = node.location
+                    location = document.location(ofOffset: offset)
                 } else {
                     if locator == nil { locator = SourceLocator(bytes: document.bytes) }
-                    location = locator!.location(ofOffset: node.byteRange.lowerBound)
+                    location = locator!.location(ofOffset: offset)
                 }
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(pointer), location: location))
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: location))
             }
         }
         diagnostics.sort { lhs, rhs in

@@ -175,9 +175,14 @@ public enum LintJSONRenderer {
             case .header(let name):
                 writer.key("header")
                 writer.string(name)
-            case .value(let pointer):
+            case .value(let pointer), .key(let pointer):
                 writer.key("pointer")
                 writer.string(pointer.description)
+                if diagnostic.isAboutKey {
+                    // The line and column are the key's, not the value's.
+                    writer.key("target")
+                    writer.string("key")
+                }
                 if let line = result.line(of: diagnostic), let column = diagnostic.location?.column {
                     writer.key("line")
                     writer.integer(line)
@@ -255,6 +260,9 @@ public enum LintSARIFRenderer {
         writer.endArray()
         writer.endObject()
         writer.endObject()
+        // Herald's columns count Unicode scalars (SourceLocation), not UTF-16 code units.
+        writer.key("columnKind")
+        writer.string("unicodeCodePoints")
         // The results array stays open for results(_:).
         return writer.output + Array(#","results":["#.utf8)
     }
@@ -311,7 +319,7 @@ public enum LintSARIFRenderer {
             writer.beginArray()
             writer.beginObject()
             switch diagnostic.subject {
-            case .value(let pointer):
+            case .value(let pointer), .key(let pointer):
                 writer.key("fullyQualifiedName")
                 writer.string(pointer.description)
                 writer.key("kind")

@@ -52,7 +52,8 @@ struct LintCommandTests {
         #expect(header["pointer"] == nil && header["line"] == nil)
         let value = try #require(file["diagnostics"]?[1])
         #expect(value["pointer"]?.stringValue == "/aps/alert/action-loc-key")
-        #expect(value["line"]?.int64Value == 6 && value["column"]?.int64Value == 26)
+        // A finding about a key points at the key.
+        #expect(value["line"]?.int64Value == 6 && value["column"]?.int64Value == 7 && value["target"]?.stringValue == "key")
         #expect(document.root["summary"]?.value == ["files": 1, "errors": 1, "warnings": 0, "infos": 1])
     }
 
@@ -92,7 +93,7 @@ struct LintCommandTests {
         #expect(one.status == 1)
         #expect(one.stdout == four.stdout)
         let lines = one.output.split(separator: "\n").map(String.init)
-        #expect(lines[0] == "<stdin>:3:29: warning: \"content_available\" is not a key of aps, so it is ignored; did you mean \"content-available\"? [unknown-aps-key]")
+        #expect(lines[0] == "<stdin>:3:9: warning: \"content_available\" is not a key of aps, so it is ignored; did you mean \"content-available\"? [unknown-aps-key]")
         #expect(lines[1] == "<stdin>:3:39: warning: \"a3@example.com\" is an e-mail address; custom data should not carry customer information [sensitive-email]")
         #expect(lines[2] == "<stdin>:4:8: error: the body is not JSON: unexpected end of input; expected a JSON value [invalid-json]")
         #expect(lines[3] == "<stdin>:5:17: error: badge -1 is not a whole number from 0 up; 0 clears the badge [badge-invalid]")

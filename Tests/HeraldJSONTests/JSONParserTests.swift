@@ -96,8 +96,8 @@ struct JSONParserTests {
     static let rejections: [Rejection] = [
         Rejection("", 1, 1, "unexpected end of input; expected a JSON value"),
         Rejection("   ", 1, 4, "expected a JSON value"),
-        Rejection("{\"a\":1,}", 1, 8, "trailing comma before '}' is not allowed"),
-        Rejection("[1,]", 1, 4, "trailing comma before ']' is not allowed"),
+        Rejection("{\"a\":1,}", 1, 7, "trailing comma before '}' is not allowed; remove this ','"),
+        Rejection("[1,]", 1, 3, "trailing comma before ']' is not allowed; remove this ','"),
         Rejection("[1 2]", 1, 4, "expected ',' or ']' after an array element, found '2' (is a ',' missing before this element?)"),
         Rejection("{\"a\" 1}", 1, 6, "expected ':' after an object key, found '1'"),
         Rejection("{\"a\":1 \"b\":2}", 1, 8, "expected ',' or '}' after an object member, found '\"' (is a ',' missing before this key?)"),
@@ -224,9 +224,20 @@ struct RecoveringParseTests {
         #expect(root.value == ["sound": "chime.aiff", "title": "안녕", "x": 1])
     }
 
+    @Test("trailing commas: reported at the comma, and the document keeps every member")
+    func trailingComma() throws {
+        let text = "{\n  \"a\" : [1, 2,],\n  \"b\" : 3,\n}"
+        let (document, errors) = JSONParser().parseRecovering(Array(text.utf8))
+        #expect(errors.map(\.location.description) == ["2:14", "3:10"])
+        #expect(errors.map(\.message) == ["trailing comma before ']' is not allowed; remove this ','",
+                                          "trailing comma before '}' is not allowed; remove this ','"])
+        #expect(try #require(document).root.value == ["a": [1, 2], "b": 3])
+        #expect(throws: JSONParseError.self) { try JSONDocument(parsing: text) }
+    }
+
     @Test("an unrecoverable error gives no document")
     func unrecoverable() {
-        let (document, errors) = JSONParser().parseRecovering(Array("{\"a\":1,}".utf8))
+        let (document, errors) = JSONParser().parseRecovering(Array("{\"a\":1 : 2}".utf8))
         #expect(document == nil)
         #expect(errors.count == 1)
         let (valid, none) = JSONParser().parseRecovering(Array("[1]".utf8))

@@ -37,6 +37,41 @@ struct LintPropertyTests {
         }
     }
 
+    /// The location check itself: it passes the linter's own findings and fails each kind of
+    /// wrong location, so the properties above can fail.
+    @Test("the location check catches wrong locations")
+    func locationCheckCanFail() throws {
+        let body = "{\n  \"aps\" : {\n    \"badge\" : \"5\",\n    \"gameID\" : 1\n  }\n}"
+        let report = Linter().lint(body)
+        let document = try #require(report.document)
+        let keyFinding = try #require(report.diagnostics.first { $0.rule == .unknownAPSKey })
+        let valueFinding = try #require(report.diagnostics.first { $0.rule == .keyType })
+        #expect(keyFinding.isAboutKey && keyFinding.location == SourceLocation(offset: 37, line: 4, column: 5))
+        #expect(!valueFinding.isAboutKey && valueFinding.location == SourceLocation(offset: 28, line: 3, column: 15))
+        #expect(PropertyChecks.lintLocations([keyFinding, valueFinding], in: document) == [])
+
+        func moved(_ diagnostic: LintDiagnostic, to offset: Int, line: Int? = nil, column: Int? = nil) -> LintDiagnostic {
+            var wrong = diagnostic
+            let right = document.location(ofOffset: offset)
+            wrong.location = SourceLocation(offset: offset, line: line ?? right.line, column: column ?? right.column)
+            return wrong
+        }
+        var asValue = keyFinding
+        asValue.subject = .value(try #require(keyFinding.pointer))
+        let wrong: [(String, LintDiagnostic)] = [
+            ("a key finding at its value", moved(keyFinding, to: 48)),
+            ("a value finding at its key", moved(valueFinding, to: 18)),
+            ("a key finding that claims to be about the value", asValue),
+            ("a finding at the enclosing object", moved(valueFinding, to: 12)),
+            ("a finding between tokens", moved(valueFinding, to: 27)),
+            ("the right offset on the wrong line", moved(valueFinding, to: 28, line: 2)),
+            ("the right offset in the wrong column", moved(valueFinding, to: 28, column: 16)),
+        ]
+        for (what, diagnostic) in wrong {
+            #expect(PropertyChecks.lintLocations([diagnostic], in: document) != [], "\(what)")
+        }
+    }
+
     @Test("every rule example")
     func examples() {
         for rule in LintCatalog.rules {

@@ -98,43 +98,78 @@ public enum PropertyChecks {
         LintContext(pushType: "widgets", priority: "1", collapseID: "c", expiration: "99", apnsID: "X", deviceToken: "zz"),
     ]
 
-    /// Lint: never crashes (every rule enabled), every finding about a value has a pointer that
-    /// resolves in the document and a line:column at a value with that pointer, and header
-    /// findings have no location.
+    /// Lint: never crashes (every rule enabled), and every finding is where it says it is (see
+    /// ``lintLocations(_:in:)``).
     public static func lint(_ bytes: [UInt8], context: LintContext) -> [String] {
         let linter = Linter(configuration: LintConfiguration(enabled: Set(RuleID.allCases), parserOptions: options))
         let report = linter.lint(bytes, context: context)
         var problems: [String] = []
-        for diagnostic in report.diagnostics {
-            guard let pointer = diagnostic.pointer else {
-                if diagnostic.location != nil { problems.append("\(diagnostic.rule): a header finding with a location") }
+        for diagnostic in report.diagnostics where diagnostic.header != nil && diagnostic.location != nil {
+            problems.append("\(diagnostic.rule): a header finding with a location")
+        }
+        let located = report.diagnostics.filter { $0.header == nil && $0.rule != .invalidJSON && $0.rule != .payloadEmpty }
+        guard let document = report.document else {
+            return problems + located.map { "\($0.rule): a value finding without a document" }
+        }
+        return problems + lintLocations(located, in: document)
+    }
+
+    /// Each finding about the body names, by its pointer, the node that starts at its reported
+    /// offset: for a finding about a value, the value itself; for a finding about a key, the key
+    /// of the member the pointer names. The line and column are those of the offset, counted
+    /// here from the bytes (lines end at LF, CR or CRLF; columns count Unicode scalars).
+    public static func lintLocations(_ diagnostics: [LintDiagnostic], in document: JSONDocument) -> [String] {
+        let bytes = document.bytes
+        var tokenAt: [Int: JSONDocument.Token] = [:]
+        for token in document.tokens(in: document.root) { tokenAt[token.byteRange.lowerBound] = token }
+        var problems: [String] = []
+        for diagnostic in diagnostics {
+            let name = "\(diagnostic.rule) at \(diagnostic.pointer?.description ?? "?")"
+            guard let pointer = diagnostic.pointer else { problems.append("\(name): no pointer"); continue }
+            guard let location = diagnostic.location else { problems.append("\(name): no location"); continue }
+            guard let named = document.resolve(pointer) else { problems.append("\(name): the pointer does not resolve"); continue }
+            guard let token = tokenAt[location.offset] else {
+                problems.append("\(name): nothing starts at offset \(location.offset)")
                 continue
             }
-            guard let location = diagnostic.location else {
-                problems.append("\(diagnostic.rule): no location")
-                continue
-            }
-            if diagnostic.rule == .invalidJSON || diagnostic.rule == .payloadEmpty { continue }
-            guard let document = report.document else {
-                problems.append("\(diagnostic.rule): a value finding without a document")
-                continue
-            }
-            guard let resolved = document.resolve(pointer) else {
-                problems.append("\(diagnostic.rule): \(pointer) does not resolve")
-                continue
-            }
-            let atLocation = document.nodeIndices.compactMap(document.node(at:)).first { $0.byteRange.lowerBound == location.offset }
-            if let atLocation {
-                if document.pointer(to: atLocation) != pointer && document.pointer(to: resolved) != pointer {
-                    problems.append("\(diagnostic.rule): \(location) is not at \(pointer)")
+            if diagnostic.isAboutKey {
+                if !token.isKey || token.index + 1 != named.index {
+                    problems.append("\(name): offset \(location.offset) is not the key of the member \(pointer) names")
                 }
-            } else {
-                problems.append("\(diagnostic.rule): nothing starts at \(location)")
+            } else if token.isKey || token.index != named.index {
+                problems.append("\(name): offset \(location.offset) is not the value \(pointer) names")
             }
-            if resolved.location.line != location.line && !document.root.value.containsDuplicateKeys {
-                problems.append("\(diagnostic.rule): \(pointer) is on line \(resolved.location.line), not \(location.line)")
+            let (line, column) = lineAndColumn(of: location.offset, in: bytes)
+            if line != location.line { problems.append("\(name): offset \(location.offset) is on line \(line), not \(location.line)") }
+            if let column, column != location.column {
+                problems.append("\(name): offset \(location.offset) is in column \(column), not \(location.column)")
             }
         }
         return problems
+    }
+
+    /// The 1-based line and column of an offset, counted with the standard library's own line and
+    /// scalar handling; the column is `nil` where the line's text before it is not valid UTF-8.
+    static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int?) {
+        let before = bytes[..<offset]
+        var line = 1
+        var lineStart = before.startIndex
+        var index = before.startIndex
+        while index < before.endIndex {
+            switch before[index] {
+            case UInt8(ascii: "\n"):
+                line += 1
+                lineStart = index + 1
+            case UInt8(ascii: "\r"):
+                if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
+                line += 1
+                lineStart = index + 1
+            default:
+                break
+            }
+            index += 1
+        }
+        let text = String(validating: before[lineStart...], as: UTF8.self)
+        return (line, text.map { $0.unicodeScalars.count + 1 })
     }
 }

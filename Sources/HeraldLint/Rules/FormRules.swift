@@ -78,13 +78,13 @@ extension LintPass {
                 continue
             }
             if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
-                checkTooling(member.value)
+                checkTooling(member)
             }
             if member.value.isNull {
                 report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
             }
             if isActive(.appleKeyOutsideAPS), let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
-                report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", at: member.value)
+                report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
             }
         }
         guard let apsValue else {
@@ -110,7 +110,7 @@ extension LintPass {
     mutating func checkDuplicateKeys(_ document: JSONDocument) {
         guard isActive(.duplicateKey) else { return }
         for member in document.laterDuplicateMembers() {
-            report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", at: member.value)
+            report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", atKeyOf: member)
         }
     }
 }

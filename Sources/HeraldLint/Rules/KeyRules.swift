@@ -194,7 +194,7 @@ extension LintPass {
             }
             let value = member.value
             if key.isLegacy {
-                report(.legacyAlertKey, "\"\(key)\" is a legacy key, not in Apple's current alert table; actions come from the category now", at: value)
+                report(.legacyAlertKey, "\"\(key)\" is a legacy key, not in Apple's current alert table; actions come from the category now", atKeyOf: member)
             }
             switch key {
             case .title, .subtitle, .body:
@@ -221,7 +221,7 @@ extension LintPass {
                 if value.kind != .number { report(.keyType, "\"\(key)\" must be a number, found \(value.kind)", at: value) }
             case .sound:
                 if !isLiveActivity {
-                    report(.unknownAlertKey, "\"sound\" belongs in aps, not in the alert dictionary (only Live Activity alerts carry it there)", at: value)
+                    report(.unknownAlertKey, "\"sound\" belongs in aps, not in the alert dictionary (only Live Activity alerts carry it there)", atKeyOf: member)
                 } else if value.kind != .string && value.kind != .object {
                     report(.keyType, "\"sound\" must be a sound name or a critical-alert dictionary, found \(value.kind)", at: value)
                 } else if value.kind == .object {
@@ -283,13 +283,13 @@ extension LintPass {
         guard isActive(rule) else { return }
         let key = member.key
         if let suggestion = KeySuggester.suggestion(for: key, among: candidates) {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", at: member.value)
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", atKeyOf: member)
         } else if let others, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", at: member.value)
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
         } else if rule == .unknownAPSKey {
-            report(rule, "\"\(key)\" is not an Apple key; APNs ignores custom keys inside aps: move it beside aps", at: member.value)
+            report(rule, "\"\(key)\" is not an Apple key; APNs ignores custom keys inside aps: move it beside aps", atKeyOf: member)
         } else {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored", at: member.value)
+            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored", atKeyOf: member)
         }
     }
 

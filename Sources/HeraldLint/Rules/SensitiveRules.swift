@@ -97,7 +97,8 @@ extension LintPass {
     /// A key named like a secret, unless its value is null or a flag (`passwordSet: true`).
     mutating func reportKeyName(_ key: String, value: Int, kind: JSONKind) {
         if kind == .null || kind == .bool { return }
-        report(.sensitiveKeyName, "custom key \"\(key)\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension", at: .node(value))
+        guard let keyRange = document?.keyByteRange(at: value - 1) else { return }
+        report(.sensitiveKeyName, "custom key \"\(key)\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension", at: .key(value: value, offset: keyRange.lowerBound))
     }
 
     /// `4111 …1111`: enough to find it, not enough to leak it again in a report.

@@ -14,8 +14,8 @@ extension LintPass {
     static let simulatorTargetBundle = PayloadKey.simulatorTargetBundle.description
 
     /// Called by the form check for the `Simulator Target Bundle` member.
-    mutating func checkTooling(_ bundle: Node) {
-        let target = bundle.stringValue.map { " (\($0))" } ?? ""
-        report(.simulatorTargetBundle, "\"Simulator Target Bundle\"\(target) is for xcrun simctl push and .apns files; APNs delivers it as custom data", at: bundle)
+    mutating func checkTooling(_ member: JSONDocument.Member) {
+        let target = member.value.stringValue.map { " (\($0))" } ?? ""
+        report(.simulatorTargetBundle, "\"Simulator Target Bundle\"\(target) is for xcrun simctl push and .apns files; APNs delivers it as custom data", atKeyOf: member)
     }
 }
