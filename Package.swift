@@ -53,6 +53,6 @@ let package = Package(
         .testTarget(name: "HeraldLintTests", dependencies: ["HeraldLint", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldLocalization", "HeraldTestSupport"]),
         .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldDevice", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldLint", "HeraldTestSupport"]),
     ]
 )

@@ -3,16 +3,24 @@ import HeraldPayload
 /// Formats a localized format string with `loc-args`, the way the device fills in a
 /// notification (reference §8.2).
 ///
-/// - `%@` takes the next argument, `%n$@` the n-th (1-based), `%%` is a percent sign; the two
-///   forms can be mixed, and a sequential `%@` counts only the sequential specifiers before it.
+/// It follows CoreFoundation's formatter (behind `String(format:)` and `NSString`), and is
+/// checked against Foundation's `String(format:)` on generated formats:
+/// - `%@` takes the next argument, `%n$@` the n-th, `%%` is a percent sign; a sequential `%@`
+///   counts only the sequential specifiers before it.
+/// - A format that skips a position (`%2$@` without `%1$@`) is undefined in printf, and
+///   Foundation's result varies (another argument, `(null)`, or a crash); Herald takes the
+///   argument the position names and reports a warning.
+/// - Width and precision do not apply to `%@` (`%10@` prints the argument as is).
 /// - `loc-args` are strings, and iOS hands them to the format as objects. A specifier that
 ///   expects a C value (`%d`, `%ld`, `%s`, `%f`, …) therefore does not print the argument's text
 ///   (a NativeScript report: "the localized arguments fail to display"). Herald prints nothing
 ///   for it and reports an error, so the preview shows the gap the user would see.
 /// - A specifier without an argument prints nothing (reference §8.2 recommends an empty string;
-///   one report saw `<null>`), and is reported as an error; arguments that no specifier uses are
-///   reported as a warning. With ``Options/marksProblems`` the gaps are shown as `⟨…⟩` markers.
-/// - Text that is not a valid specifier (`%y`, a trailing `%`) is shown as written.
+///   Foundation's `String(format:)` reads past the list, one report saw `<null>`), and is
+///   reported as an error; arguments that no specifier uses are reported as a warning. With
+///   ``Options/marksProblems`` the gaps are shown as `⟨…⟩` markers.
+/// - A `%` that does not start a specifier is dropped and the text after it shown (`%y` shows
+///   `y`, a trailing `%` nothing), as Foundation does.
 public struct LocalizedStringFormatter: Sendable {
     /// How gaps are shown.
     public struct Options: Sendable, Hashable {
@@ -58,9 +66,10 @@ public struct LocalizedStringFormatter: Sendable {
             case .percent:
                 text += "%"
             case .invalid(let written):
-                text += written
-            case .variable(let name, let index, _):
+                text += written.dropFirst()
+            case .variable(let name, let position, _):
                 // A `%#@name@` left after variables were resolved has no definition.
+                let index = position
                 if index < used.count { used[index] = true }
                 diagnostics.append(LocalizationDiagnostic(.error, "%#@\(name)@ has no variable definition (.stringsdict or catalog substitution); the device shows nothing for it"))
                 if options.marksProblems { text += "⟨%#@\(name)@⟩" }
@@ -76,13 +85,19 @@ public struct LocalizedStringFormatter: Sendable {
                 }
                 used[index] = true
                 if specifier.isObject {
-                    text += Self.apply(modifiers: specifier.modifiers, to: arguments[index])
+                    text += arguments[index]
                 } else {
                     diagnostics.append(LocalizationDiagnostic(
                         .error, "\(specifier.text) expects a C value, but loc-args are strings: the device does not show argument \(index + 1) (\"\(arguments[index])\") there; use %@ or %\(index + 1)$@"))
                     if options.marksProblems { text += "⟨\(specifier.text): \(arguments[index])⟩" }
                 }
             }
+        }
+        let skipped = scanned.skippedPositions.filter { !selectorArguments.contains($0) }
+        if !skipped.isEmpty {
+            let list = skipped.map { String($0 + 1) }.joined(separator: ", ")
+            diagnostics.append(LocalizationDiagnostic(
+                .warning, "no specifier uses position \(list); printf formats must use every position up to the highest, and Foundation's result is undefined otherwise (it may show another argument, or nothing)"))
         }
         let unused = used.indices.filter { !used[$0] }
         if !unused.isEmpty {
@@ -95,31 +110,5 @@ public struct LocalizedStringFormatter: Sendable {
                 .note, "the format mixes %@ and %n$@; a sequential %@ takes the next argument after the previous sequential one"))
         }
         return Result(text: text, diagnostics: diagnostics)
-    }
-
-    /// `%@` honours a width and `-` (left-justify) and a precision (maximum length), as
-    /// `NSString` does for objects.
-    static func apply(modifiers: String, to argument: String) -> String {
-        guard !modifiers.isEmpty else { return argument }
-        var leftJustify = false
-        var width = 0
-        var precision: Int?
-        var readingPrecision = false
-        for character in modifiers {
-            if character == "-" { leftJustify = true; continue }
-            if character == "." { readingPrecision = true; precision = 0; continue }
-            guard let digit = character.wholeNumberValue, character.isASCII else { continue }
-            if readingPrecision {
-                precision = min((precision ?? 0) * 10 + digit, 1 << 20)
-            } else {
-                width = min(width * 10 + digit, 1 << 12)
-            }
-        }
-        var value = argument
-        if let precision, value.count > precision { value = String(value.prefix(precision)) }
-        let padding = max(0, width - value.count)
-        guard padding > 0 else { return value }
-        let spaces = String(repeating: " ", count: padding)
-        return leftJustify ? value + spaces : spaces + value
     }
 }

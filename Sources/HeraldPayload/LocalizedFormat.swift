@@ -21,7 +21,8 @@ public struct LocalizedFormat: Sendable, Hashable {
         case argument(Specifier)
         /// `%#@name@`: a `.stringsdict` variable, itself consuming an argument.
         case variable(name: String, argumentIndex: Int, explicitPosition: Bool)
-        /// A `%` that does not start a valid specifier (`100% sure`, `%y`); shown as written.
+        /// A `%` that does not start a valid specifier (`100% sure`, `%y`), as written. Foundation
+        /// drops the `%` and shows the rest (`%y` shows `y`, a trailing `%` nothing).
         case invalid(String)
     }
 
@@ -55,17 +56,30 @@ public struct LocalizedFormat: Sendable, Hashable {
         self.segments = Self.scan(source)
     }
 
-    /// How many arguments the format reads: one more than the highest argument index used.
-    public var argumentCount: Int {
-        var count = 0
+    /// The 0-based argument positions the specifiers and variables name, ascending, each once.
+    public var argumentPositions: [Int] {
+        var positions = Set<Int>()
         for segment in segments {
             switch segment {
-            case .argument(let specifier): count = max(count, specifier.argumentIndex + 1)
-            case .variable(_, let index, _): count = max(count, index + 1)
+            case .argument(let specifier): positions.insert(specifier.argumentIndex)
+            case .variable(_, let index, _): positions.insert(index)
             default: break
             }
         }
-        return count
+        return positions.sorted()
+    }
+
+    /// How many arguments the format reads: one more than the highest argument index used.
+    public var argumentCount: Int { (argumentPositions.last ?? -1) + 1 }
+
+    /// The 0-based positions below the highest one named that no specifier names: for `%2$@`
+    /// alone, `[0]`. printf formats must name every position up to the highest; where one is
+    /// skipped, Foundation's result is undefined.
+    public var skippedPositions: [Int] {
+        let used = argumentPositions
+        guard let highest = used.last else { return [] }
+        let set = Set(used)
+        return (0..<highest).filter { !set.contains($0) }
     }
 
     /// The conversion specifiers, in order.
@@ -103,7 +117,7 @@ public struct LocalizedFormat: Sendable, Hashable {
 
     private static func isFlag(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: " "), UInt8(ascii: "#"), UInt8(ascii: "0"), UInt8(ascii: "'"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: " "), UInt8(ascii: "#"), UInt8(ascii: "0"): true
         default: false
         }
     }

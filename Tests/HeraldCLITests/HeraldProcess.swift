@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 
 /// Runs the built `herald` executable, as a user would.
 struct HeraldProcess {
@@ -22,34 +23,28 @@ struct HeraldProcess {
         return directory.appendingPathComponent("herald")
     }()
 
+    /// Runs `herald` with `arguments` (killed, and the test failed, if it runs past the timeout).
     static func run(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        let inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = inPipe
-        try process.run()
-        // Feed stdin and drain both outputs concurrently so a large output cannot block.
-        let writer = Thread {
-            if let stdin { inPipe.fileHandleForWriting.write(Data(stdin)) }
-            try? inPipe.fileHandleForWriting.close()
+        let output = try ExternalTools.execute(executable.path, arguments, stdin: stdin ?? [], environment: env)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
+    }
+}
+
+import Testing
+
+@Suite("Child processes")
+struct ChildProcessTests {
+    @Test("a child process that runs past its timeout is killed, and the call fails")
+    func timeout() throws {
+        let sleep = try ExternalTools.require("sleep", package: "coreutils")
+        let start = ContinuousClock.now
+        #expect(throws: ExternalTools.Failure.self) {
+            try ExternalTools.run(sleep, ["30"], timeout: .milliseconds(300))
         }
-        writer.start()
-        final class Box: @unchecked Sendable { var data = Data() } // Written by one thread, read after join.
-        let errBox = Box()
-        let errReader = Thread { errBox.data = errPipe.fileHandleForReading.readDataToEndOfFile() }
-        errReader.start()
-        let out = outPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
-        return Result(status: process.terminationStatus, stdout: Array(out), stderr: String(decoding: errBox.data, as: UTF8.self))
+        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(try ExternalTools.execute(sleep, ["0"], timeout: .seconds(30)).status == 0)
     }
 }

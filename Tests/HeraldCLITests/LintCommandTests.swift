@@ -1,5 +1,6 @@
 import Foundation
 import HeraldJSON
+import HeraldLint
 import HeraldTestSupport
 import Testing
 
@@ -38,42 +39,40 @@ struct LintCommandTests {
         #expect(result.output.hasPrefix("<stdin>: error: apns-priority is 10; background pushes must use priority 5 [background-priority]\n"))
     }
 
-    @Test("--format json is the documented document")
+    @Test("--format json is the documented document, read by Python's json")
     func json() throws {
         let result = try HeraldProcess.run(["lint", "--format", "json", "--priority", "7", Fixtures.url("seeds/legacy-example-2.json").path])
         #expect(result.status == 1)
-        let document = try JSONDocument(parsing: result.stdout)
-        let file = try #require(document.root["files"]?[0])
-        #expect(file["bytes"]?.int64Value == 216)
-        #expect(file["limit"]?.int64Value == 4096)
-        let header = try #require(file["diagnostics"]?[0])
-        #expect(header["rule"]?.stringValue == "priority-invalid")
-        #expect(header["header"]?.stringValue == "apns-priority")
-        #expect(header["pointer"] == nil && header["line"] == nil)
-        let value = try #require(file["diagnostics"]?[1])
-        #expect(value["pointer"]?.stringValue == "/aps/alert/action-loc-key")
-        // A finding about a key points at the key.
-        #expect(value["line"]?.int64Value == 6 && value["column"]?.int64Value == 7 && value["target"]?.stringValue == "key")
-        #expect(document.root["summary"]?.value == ["files": 1, "errors": 1, "warnings": 0, "infos": 1])
+        let values = try ExternalTools.pythonJSON(result.stdout, [
+            "d['files'][0]['bytes']", "d['files'][0]['limit']",
+            "d['files'][0]['diagnostics'][0]", "d['files'][0]['diagnostics'][1]", "d['summary']",
+        ])
+        #expect(values[0] == "216")
+        #expect(values[1] == "4096")
+        #expect(values[2] == #"{"header": "apns-priority", "message": "apns-priority \"7\" is not 10, 5 or 1", "rule": "priority-invalid", "severity": "error"}"#)
+        // A finding about a key points at the key: line 6, column 7 is `"action-loc-key"`.
+        #expect(values[3].hasPrefix(#"{"column": 7, "line": 6, "message": "\"action-loc-key\" is a legacy key"#), "\(values[3])")
+        #expect(values[3].hasSuffix(#""pointer": "/aps/alert/action-loc-key", "rule": "legacy-alert-key", "severity": "info", "target": "key"}"#), "\(values[3])")
+        #expect(values[4] == #"{"errors": 1, "files": 1, "infos": 1, "warnings": 0}"#)
     }
 
-    @Test("--format sarif is SARIF 2.1.0 with the catalog as rules")
+    @Test("--format sarif is SARIF 2.1.0 with the catalog as rules, read by Python's json")
     func sarif() throws {
         let result = try HeraldProcess.run(["lint", "--format", "sarif", Fixtures.url("seeds/legacy-example-5-malformed.json").path])
-        let document = try JSONDocument(parsing: result.stdout)
-        #expect(document.root["version"]?.stringValue == "2.1.0")
-        let run = try #require(document.root["runs"]?[0])
-        #expect(run["tool"]?["driver"]?["name"]?.stringValue == "herald")
-        let rules = try #require(run["tool"]?["driver"]?["rules"])
-        #expect(rules.count > 50)
-        let results = try #require(run["results"])
-        #expect(results.count == 3)
-        for entry in results.elements {
-            let ruleIndex = try #require(entry["ruleIndex"]?.int64Value)
-            #expect(rules[Int(ruleIndex)]?["id"]?.stringValue == entry["ruleId"]?.stringValue)
-            #expect(["error", "warning", "note"].contains(entry["level"]?.stringValue ?? ""))
-            #expect(entry["locations"]?[0]?["physicalLocation"]?["region"]?["startLine"]?.int64Value != nil)
-        }
+        let values = try ExternalTools.pythonJSON(result.stdout, [
+            "d['version']", "d['runs'][0]['tool']['driver']['name']", "d['runs'][0]['columnKind']",
+            "len(d['runs'][0]['tool']['driver']['rules'])",
+            "[r['ruleId'] == d['runs'][0]['tool']['driver']['rules'][r['ruleIndex']]['id'] for r in d['runs'][0]['results']]",
+            "sorted(set(r['level'] for r in d['runs'][0]['results']) - {'error', 'warning', 'note'})",
+            "[r['locations'][0]['physicalLocation']['region']['startLine'] for r in d['runs'][0]['results']]",
+        ])
+        #expect(values[0] == #""2.1.0""#)
+        #expect(values[1] == #""herald""#)
+        #expect(values[2] == #""unicodeCodePoints""#)
+        #expect(values[3] == String(LintCatalog.rules.count))
+        #expect(values[4] == "[true, true, true]")
+        #expect(values[5] == "[]")
+        #expect(values[6] == "[4, 6, 11]", "\(values[6])")
     }
 
     @Test("--jsonl: PATH:LINENO, blank lines skipped, CRLF tolerated; same output with 1 or 4 jobs")

@@ -13,9 +13,10 @@ import Testing
         ("%@%@", ["日本", "語"], "日本語"),
         ("no specifiers", [], "no specifiers"),
         ("%1$@ and %1$@", ["echo"], "echo and echo"),
-        ("[%5@] [%-5@] [%.2@]", ["ab", "cd", "efgh"], "[   ab] [cd   ] [ef]"),
-        ("trailing %", [], "trailing %"),
-        ("bad %y specifier", [], "bad %y specifier"),
+        // Foundation applies no width or precision to %@, drops a % that starts no specifier.
+        ("[%5@] [%-5@] [%.2@]", ["ab", "cd", "efgh"], "[ab] [cd] [efgh]"),
+        ("trailing %", [], "trailing "),
+        ("bad %y specifier", [], "bad y specifier"),
     ] as [(String, [String], String)])
     func formats(format: String, arguments: [String], expected: String) {
         let result = formatter.format(format, arguments: arguments)
@@ -54,8 +55,18 @@ import Testing
         #expect(result.diagnostics.contains { $0.severity == .note && $0.message.contains("mixes") })
     }
 
-    @Test func hugeWidthIsBounded() {
+    @Test func hugeWidthPrintsTheArgument() {
         let result = formatter.format("%999999999@", arguments: ["x"])
-        #expect(result.text.count <= 4097)
+        #expect(result.text == "x")
+    }
+
+    /// A skipped position is undefined in printf (Foundation shows another argument, `(null)`,
+    /// or crashes): Herald takes the named argument and warns.
+    @Test func skippedPositionsWarn() throws {
+        let result = formatter.format("%2$@ wins", arguments: ["Ada", "Grace"])
+        #expect(result.text == "Grace wins")
+        let warnings = result.diagnostics.filter { $0.severity == .warning }.map(\.message)
+        #expect(warnings.contains { $0.hasPrefix("no specifier uses position 1;") }, "\(warnings)")
+        #expect(formatter.format("%1$@ %2$@", arguments: ["a", "b"]).diagnostics.isEmpty)
     }
 }

@@ -43,3 +43,33 @@ import Testing
         #expect(LanguageTag("es-419").region == "419")
     }
 }
+
+import Foundation
+
+/// `LanguageMatcher` against Foundation's `Bundle.preferredLocalizations(from:forPreferences:)`
+/// where Foundation implements it. swift-corelibs-foundation on Linux does not: it returns the
+/// first available localization whatever the preferences (probed below), so on Linux the cases
+/// above, written from reference §8.6, are the oracle and this comparison is skipped with that
+/// reason. On a platform whose Foundation honours the preferences it runs.
+@Suite struct LanguageMatcherFoundationTests {
+    static let cases: [([String], [String])] = [
+        (["fr-CA", "en"], ["en", "fr"]), (["fr-CA", "en"], ["en", "fr", "fr-CA"]), (["de", "fr"], ["en", "fr"]),
+        (["zh-TW"], ["zh-Hans", "zh-Hant"]), (["zh-Hans"], ["zh-CN", "zh-Hant"]), (["pt-BR"], ["pt-PT", "pt"]),
+        (["ja"], ["de", "en"]), (["en-GB"], ["en", "en-GB", "fr"]),
+    ]
+
+    /// Whether Foundation's matcher reads the preferences at all.
+    static var foundationHonoursPreferences: Bool {
+        Bundle.preferredLocalizations(from: ["fr", "de"], forPreferences: ["de"]).first == "de"
+    }
+
+    @Test func agreesWithFoundation() throws {
+        guard Self.foundationHonoursPreferences else {
+            try Test.cancel("Foundation here ignores forPreferences (preferredLocalizations(from: [fr, de], forPreferences: [de]) gives \(Bundle.preferredLocalizations(from: ["fr", "de"], forPreferences: ["de"]))), so it cannot serve as an oracle")
+        }
+        for (preferred, available) in Self.cases {
+            let foundation = Bundle.preferredLocalizations(from: available, forPreferences: preferred).first
+            #expect(LanguageMatcher.searchOrder(preferred: preferred, available: available, developmentRegion: nil).first == foundation, "\(preferred) in \(available)")
+        }
+    }
+}

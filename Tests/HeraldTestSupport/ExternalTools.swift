@@ -1,11 +1,33 @@
 import Foundation
+import Testing
 
 /// Independent programs the tests check Herald against (installed by `.ci/run`).
+///
+/// A test that needs a program the machine may lack calls ``require(_:package:)``: without the
+/// program the test is skipped with a message naming the Debian package, unless `CI=true`, where
+/// it fails (CI installs every such program, so a missing one is a broken CI script). Every child
+/// process runs under a timeout, so a hang fails one test instead of stopping the suite.
 public enum ExternalTools {
     /// Why a tool could not be used.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
+
+    /// What a finished child process left behind.
+    public struct Output: Sendable {
+        /// The exit status (or the signal number, when killed).
+        public var status: Int32
+        /// Standard output.
+        public var stdout: [UInt8]
+        /// Standard error, as text.
+        public var stderr: String
+    }
+
+    /// How long a child process may run before it is killed and the test fails.
+    public static let defaultTimeout: Duration = .seconds(120)
+
+    /// Whether this is a CI run (`CI=true`), where a missing tool is a failure.
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
     /// The first executable named `name` on `PATH` or in the usual places.
     public static func find(_ name: String) -> String? {
@@ -17,41 +39,89 @@ public enum ExternalTools {
         return nil
     }
 
-    /// Runs a program and returns its standard output; throws with its standard error when it
-    /// exits non-zero.
-    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8] = []) throws -> [UInt8] {
+    /// The path of `tool` (the first of `names` found); without it, skips the current test with
+    /// a message naming the Debian `package`, or fails it when `CI=true`.
+    public static func require(_ names: String..., package: String) throws -> String {
+        if let path = names.lazy.compactMap(find).first { return path }
+        let message = "\(names[0]) is not installed: apt-get install \(package) (.ci/run installs it)"
+        if isCI { throw Failure(description: message) }
+        try Test.cancel(Comment(rawValue: "skipped: " + message))
+    }
+
+    /// Runs a program to completion, feeding `stdin` and draining both outputs concurrently (so
+    /// a large output cannot block it), and kills it after `timeout`.
+    public static func execute(
+        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
+        timeout: Duration = defaultTimeout
+    ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe(), errors = Pipe(), input = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = input
         try process.run()
+        final class Box: @unchecked Sendable { // Each field is written by one thread and read after it finishes.
+            var data = Data()
+            var timedOut = false
+        }
+        let box = Box()
         let writer = Thread {
             input.fileHandleForWriting.write(Data(stdin))
             try? input.fileHandleForWriting.close()
         }
         writer.start()
-        final class Box: @unchecked Sendable { var data = Data() } // Written by one thread, read after it finishes.
-        let errorBox = Box()
-        let errorReader = Thread { errorBox.data = errors.fileHandleForReading.readDataToEndOfFile() }
+        let errorReader = Thread { box.data = errors.fileHandleForReading.readDataToEndOfFile() }
         errorReader.start()
+        let pid = process.processIdentifier
+        let deadline = DispatchWorkItem {
+            box.timedOut = true
+            kill(pid, SIGKILL)
+        }
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        deadline.cancel()
         while !errorReader.isFinished { usleep(1000) }
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: errorBox.data, as: UTF8.self))")
+        let stderr = String(decoding: box.data, as: UTF8.self)
+        if box.timedOut {
+            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout); killed. Standard error: \(stderr)")
         }
-        return Array(data)
+        return Output(status: process.terminationStatus, stdout: Array(data), stderr: stderr)
+    }
+
+    /// Runs a program and returns its standard output; throws with its standard error when it
+    /// exits non-zero or runs past `timeout`.
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8] = [], timeout: Duration = defaultTimeout) throws -> [UInt8] {
+        let result = try execute(executable, arguments, stdin: stdin, timeout: timeout)
+        guard result.status == 0 else {
+            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+        }
+        return result.stdout
     }
 
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
     public static func python(_ script: String, stdin: [UInt8] = []) throws -> [UInt8] {
-        guard let python = find("python3") else {
-            throw Failure(description: "python3 is not installed; .ci/run installs it (apt-get install python3)")
-        }
-        return try run(python, ["-c", script], stdin: stdin)
+        try run(require("python3", package: "python3"), ["-c", script], stdin: stdin)
+    }
+
+    /// Parses `json` with Python's `json` module (strict: no trailing data, `NaN` refused) and
+    /// returns, for each Python expression over the parsed value `d`, its value as
+    /// `json.dumps(…, sort_keys=True, ensure_ascii=False)`. An independent reader for Herald's
+    /// JSON output: `["d['files'][0]['bytes']"]` gives `["216"]`.
+    public static func pythonJSON(_ json: [UInt8], _ expressions: [String]) throws -> [String] {
+        let list = expressions.map { "lambda d: " + $0 }.joined(separator: ", ")
+        let output = try python("""
+            import sys, json
+            def refuse(name): raise ValueError("not JSON: " + name)
+            d = json.loads(sys.stdin.buffer.read().decode("utf-8"), parse_constant=refuse)
+            for f in [\(list)]:
+                print(json.dumps(f(d), sort_keys=True, ensure_ascii=False))
+            """, stdin: json)
+        return String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     /// A property list written by Python's `plistlib` from JSON text: `format` is `BINARY` or `XML`.
@@ -116,9 +186,7 @@ extension ExternalTools {
 
     /// Runs headless Chromium (Debian's `chromium`, installed by `.ci/run`).
     public static func chromium(_ arguments: [String]) throws -> [UInt8] {
-        guard let browser = find("chromium") ?? find("chromium-browser") ?? find("google-chrome") else {
-            throw Failure(description: "Chromium is not installed; .ci/run installs it (apt-get install chromium)")
-        }
+        let browser = try require("chromium", "chromium-browser", "google-chrome", package: "chromium")
         return try run(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage"] + arguments)
     }
 }
