@@ -45,7 +45,7 @@ let package = Package(
         ),
         // Shared by the test targets: fixture paths and seeded generators.
         .target(
-            name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice"],
+            name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice"],
             path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),

@@ -1,3 +1,4 @@
+import HeraldProtocol
 import HeraldJSON
 import HeraldLocalization
 import HeraldPayload
@@ -21,7 +22,7 @@ extension NotificationRenderer {
     /// given twice, the last value is used, as `JSONSerialization` does.
     ///
     /// - Throws: ``DocumentError`` only when the document is not a JSON object.
-    public func render(document: JSONDocument, headers: DeliveryHeaders = DeliveryHeaders()) throws(DocumentError) -> RenderedNotification {
+    public func render(document: JSONDocument, headers: APNsRequestHeaders = APNsRequestHeaders()) throws(DocumentError) -> RenderedNotification {
         var current = document
         var dropped: [LocalizationDiagnostic] = []
         for _ in 0..<64 {

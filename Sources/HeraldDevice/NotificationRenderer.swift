@@ -31,13 +31,13 @@ public struct NotificationRenderer: Sendable {
     }
 
     /// Renders a payload delivered with `headers`.
-    public func render(_ payload: Payload, headers: DeliveryHeaders = DeliveryHeaders()) -> RenderedNotification {
+    public func render(_ payload: Payload, headers: APNsRequestHeaders = APNsRequestHeaders()) -> RenderedNotification {
         render(payload, headers: headers, userInfo: nil)
     }
 
     /// Renders `payload`; `userInfo` is the payload as received, when the caller has it parsed
     /// already (otherwise it is rebuilt from the payload).
-    func render(_ payload: Payload, headers: DeliveryHeaders, userInfo: JSONObject?) -> RenderedNotification {
+    func render(_ payload: Payload, headers: APNsRequestHeaders, userInfo: JSONObject?) -> RenderedNotification {
         var diagnostics: [LocalizationDiagnostic] = []
         let aps = payload.aps ?? APS()
         if payload.aps == nil {

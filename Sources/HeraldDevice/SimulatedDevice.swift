@@ -10,7 +10,7 @@ import HeraldProtocol
 ///
 /// ```swift
 /// var device = SimulatedDevice(renderer: NotificationRenderer(bundle: nil, preferredLanguages: ["en"]))
-/// device.receive(SimulatedDevice.Delivery(payload: payload, headers: DeliveryHeaders(collapseID: "score")), at: 1_000)
+/// device.receive(SimulatedDevice.Delivery(payload: payload, headers: APNsRequestHeaders(collapseID: "score")), at: 1_000)
 /// device.groups.first?.notifications.first?.content.body
 /// ```
 public struct SimulatedDevice: Sendable {
@@ -35,7 +35,7 @@ public struct SimulatedDevice: Sendable {
         /// The payload.
         public var payload: Payload
         /// The headers.
-        public var headers: DeliveryHeaders
+        public var headers: APNsRequestHeaders
         /// When the provider sent it (UNIX seconds); `nil` means when it arrives.
         public var sentAt: Double?
         /// The Live Activity it addresses (its push token or channel); `nil` for the app's
@@ -43,8 +43,8 @@ public struct SimulatedDevice: Sendable {
         public var activityID: String?
 
         /// Creates a delivery. Without an `id`, the `apns-id` header is used, then a counter.
-        public init(id: String? = nil, payload: Payload, headers: DeliveryHeaders = DeliveryHeaders(), sentAt: Double? = nil, activityID: String? = nil) {
-            self.id = id ?? headers.apnsID ?? ""
+        public init(id: String? = nil, payload: Payload, headers: APNsRequestHeaders = APNsRequestHeaders(), sentAt: Double? = nil, activityID: String? = nil) {
+            self.id = id ?? headers.apnsID?.uuidString ?? ""
             self.payload = payload
             self.headers = headers
             self.sentAt = sentAt
@@ -283,7 +283,7 @@ public struct SimulatedDevice: Sendable {
     private mutating func display(_ content: RenderedNotification, delivery: Delivery, at time: Double) -> [Event] {
         var events: [Event] = []
         var replacements = 0
-        if let collapseID = delivery.headers.collapseID {
+        if let collapseID = delivery.headers.collapseID?.value {
             for groupIndex in groups.indices {
                 if let index = groups[groupIndex].notifications.firstIndex(where: { $0.collapseID == collapseID }) {
                     let previous = groups[groupIndex].notifications.remove(at: index)
@@ -293,7 +293,7 @@ public struct SimulatedDevice: Sendable {
             }
             groups.removeAll { $0.notifications.isEmpty }
         }
-        let notification = DeliveredNotification(id: delivery.id, content: content, receivedAt: time, collapseID: delivery.headers.collapseID, replacements: replacements)
+        let notification = DeliveredNotification(id: delivery.id, content: content, receivedAt: time, collapseID: delivery.headers.collapseID?.value, replacements: replacements)
         let thread = content.threadIdentifier
         if let index = groups.firstIndex(where: { $0.threadIdentifier == thread }) {
             var group = groups.remove(at: index)

@@ -24,6 +24,15 @@ enum KeySuggester {
     static let interruptionLevels = Candidates(InterruptionLevel.known.map(\.rawValue))
     static let pushTypes = Candidates(PushType.allCases.map(\.rawValue))
 
+    /// The candidate `key` spells differently only in case and separators (`content_available`,
+    /// `contentAvailable`, `Content-Available` for `content-available`), or `nil`. Stricter than
+    /// ``suggestion(for:among:)``: for keys that may well be custom data.
+    static func sameShape(_ key: String, among candidates: Candidates) -> String? {
+        let normalized = normalize(key)
+        guard let index = candidates.normalized.firstIndex(of: normalized), candidates.names[index] != key else { return nil }
+        return candidates.names[index]
+    }
+
     /// The best candidate for `key`, or `nil`.
     static func suggestion(for key: String, among candidates: Candidates) -> String? {
         let normalized = normalize(key)

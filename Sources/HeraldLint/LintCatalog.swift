@@ -11,7 +11,7 @@ public enum LintCatalog {
         .payloadTooLarge, .payloadNearLimit, .payloadOverLegacyLimit, .payloadNotCompact,
         // Keys and types
         .keyType, .badgeInvalid, .flagNotOne, .soundInvalid, .interruptionLevelInvalid, .relevanceScoreRange,
-        .liveActivityEventInvalid, .dateInMilliseconds, .unknownAPSKey, .unknownAlertKey, .unknownSoundKey,
+        .liveActivityEventInvalid, .dateInMilliseconds, .dateImplausible, .unknownAPSKey, .unknownAlertKey, .unknownSoundKey,
         .legacyAlertKey, .customValueNull,
         // Silent notifications
         .silentWithVisibleContent, .backgroundWithVisibleContent, .backgroundWithoutContentAvailable, .backgroundPriority,
@@ -19,14 +19,14 @@ public enum LintCatalog {
         .pushTypeInvalid, .pushTypeMissing, .topicMissing, .topicMismatch, .priorityInvalid, .collapseIDTooLong,
         .apnsIDInvalid, .apnsIDNotLowercase, .expirationInvalid, .expirationInMilliseconds, .deviceTokenInvalid,
         .deviceTokenUnusualLength, .alertPushWithoutContent, .liveActivityIncomplete, .liveActivityStartIncomplete,
-        .liveActivityKeysOnOtherPushType, .broadcastCannotStart, .contentChangedMissing,
+        .liveActivityStartKeysLater, .liveActivityKeysOnOtherPushType, .broadcastCannotStart, .contentChangedMissing,
         // Localization
         .locArgsWithoutKey, .locKeyWithText, .locArgsNotStrings, .alertOnlyBody, .unicodeEscapeInAlert,
         .formatMissingArguments, .formatExtraArguments, .formatNonObjectSpecifier,
         // Sensitive data
         .sensitiveCardNumber, .sensitiveEmail, .sensitiveToken, .sensitiveKeyName,
         // Tooling
-        .simulatorTargetBundle,
+        .simulatorTargetBundle, .watchKitSimulatorActions,
     ]
 
     /// Rules by ordinal: a lookup is an array index.

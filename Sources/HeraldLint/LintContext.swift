@@ -1,50 +1,73 @@
 import HeraldProtocol
 
-/// What the linter knows about the request besides the body: the headers (as sent, so invalid
-/// values can be reported) and the endpoint.
+/// What the linter knows about the request besides the body: its header fields as sent (so an
+/// invalid value can be reported as written), the endpoint, and where the body comes from.
 ///
-/// Leave a header `nil` when it is unknown. When ``isRequest`` is `true` (the mock server and the
+/// Leave a header out when it is unknown. When ``isRequest`` is `true` (the mock server and the
 /// client always know the whole request) a missing header is itself a finding, such as a missing
-/// `apns-push-type`.
+/// `apns-push-type`. A typed request converts with ``init(request:isSimulatorFile:)``.
 public struct LintContext: Sendable, Hashable {
-    /// `apns-push-type`, as sent.
-    public var pushType: String?
-    /// `apns-priority`, as sent.
-    public var priority: String?
-    /// `apns-topic`, as sent.
-    public var topic: String?
-    /// `apns-collapse-id`, as sent.
-    public var collapseID: String?
-    /// `apns-expiration`, as sent.
-    public var expiration: String?
-    /// `apns-id`, as sent.
-    public var apnsID: String?
-    /// The device token of the path, hex as sent.
-    public var deviceToken: String?
+    /// The header fields, as sent; `:path` carries the device token.
+    public var fields: APNsHeaderFields
     /// A device push or a broadcast.
     public var endpoint: APNsEndpoint
     /// `true` when these are all the request's headers, so an absent one was not sent.
     public var isRequest: Bool
+    /// `true` for an Xcode simulator file (`.apns`): its tooling keys (`Simulator Target Bundle`)
+    /// belong there, so lint says nothing about them.
+    public var isSimulatorFile: Bool
 
-    /// A context; every header is optional.
+    /// A context from header fields as sent.
+    public init(fields: APNsHeaderFields, endpoint: APNsEndpoint = .device, isRequest: Bool = false, isSimulatorFile: Bool = false) {
+        self.fields = fields
+        self.endpoint = endpoint
+        self.isRequest = isRequest
+        self.isSimulatorFile = isSimulatorFile
+    }
+
+    /// A context from header values as sent; every header is optional. The device token goes
+    /// into `:path`.
     public init(
         pushType: String? = nil, priority: String? = nil, topic: String? = nil, collapseID: String? = nil,
         expiration: String? = nil, apnsID: String? = nil, deviceToken: String? = nil,
-        endpoint: APNsEndpoint = .device, isRequest: Bool = false
+        endpoint: APNsEndpoint = .device, isRequest: Bool = false, isSimulatorFile: Bool = false
     ) {
-        self.pushType = pushType
-        self.priority = priority
-        self.topic = topic
-        self.collapseID = collapseID
-        self.expiration = expiration
-        self.apnsID = apnsID
-        self.deviceToken = deviceToken
-        self.endpoint = endpoint
-        self.isRequest = isRequest
+        var fields = APNsHeaderFields()
+        if let deviceToken { fields.append(name: ":path", value: APNsPath.devicePrefix + deviceToken) }
+        for (name, value) in [
+            (APNsHeader.pushType, pushType), (APNsHeader.id, apnsID), (APNsHeader.expiration, expiration),
+            (APNsHeader.priority, priority), (APNsHeader.topic, topic), (APNsHeader.collapseID, collapseID),
+        ] {
+            if let value { fields.append(name: name, value: value) }
+        }
+        self.init(fields: fields, endpoint: endpoint, isRequest: isRequest, isSimulatorFile: isSimulatorFile)
+    }
+
+    /// The context of a complete, typed request.
+    public init(request: APNsRequestHeaders, isSimulatorFile: Bool = false) {
+        self.init(fields: request.fields, endpoint: request.endpoint, isRequest: true, isSimulatorFile: isSimulatorFile)
     }
 
     /// No headers known: lint the body alone.
     public static let bodyOnly = LintContext()
+
+    /// `apns-push-type`, as sent.
+    public var pushType: String? { fields[APNsHeader.pushType] }
+    /// `apns-priority`, as sent.
+    public var priority: String? { fields[APNsHeader.priority] }
+    /// `apns-topic`, as sent.
+    public var topic: String? { fields[APNsHeader.topic] }
+    /// `apns-collapse-id`, as sent.
+    public var collapseID: String? { fields[APNsHeader.collapseID] }
+    /// `apns-expiration`, as sent.
+    public var expiration: String? { fields[APNsHeader.expiration] }
+    /// `apns-id`, as sent.
+    public var apnsID: String? { fields[APNsHeader.id] }
+    /// The device token of a `/3/device/<token>` path, as sent.
+    public var deviceToken: String? {
+        guard let path = fields[":path"], path.hasPrefix(APNsPath.devicePrefix) else { return nil }
+        return String(path.dropFirst(APNsPath.devicePrefix.count))
+    }
 
     /// The push type, if the header names a valid one.
     public var knownPushType: PushType? { pushType.flatMap(PushType.init(rawValue:)) }
@@ -57,8 +80,9 @@ public struct LintContext: Sendable, Hashable {
     }
 
     /// Whether any header is known.
-    public var hasHeaders: Bool {
-        isRequest || pushType != nil || priority != nil || topic != nil || collapseID != nil || expiration != nil
-            || apnsID != nil || deviceToken != nil
-    }
+    public var hasHeaders: Bool { isRequest || fields.count > 0 }
+
+    /// Whether this is a Safari website push: its topic is a website push ID (`web.…`), the
+    /// payload shape of Apple's "Notification Programming Guide for Websites".
+    public var isWebsitePush: Bool { topic?.hasPrefix("web.") == true }
 }

@@ -24,6 +24,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     case relevanceScoreRange = "relevance-score-range"
     case liveActivityEventInvalid = "live-activity-event-invalid"
     case dateInMilliseconds = "date-in-milliseconds"
+    case dateImplausible = "date-implausible"
     case unknownAPSKey = "unknown-aps-key"
     case unknownAlertKey = "unknown-alert-key"
     case unknownSoundKey = "unknown-sound-key"
@@ -50,6 +51,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     case alertPushWithoutContent = "alert-push-without-content"
     case liveActivityIncomplete = "live-activity-incomplete"
     case liveActivityStartIncomplete = "live-activity-start-incomplete"
+    case liveActivityStartKeysLater = "live-activity-start-keys-later"
     case liveActivityKeysOnOtherPushType = "live-activity-keys-on-other-push-type"
     case broadcastCannotStart = "broadcast-cannot-start"
     case contentChangedMissing = "content-changed-missing"
@@ -69,6 +71,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     case sensitiveKeyName = "sensitive-key-name"
     // Tooling
     case simulatorTargetBundle = "simulator-target-bundle"
+    case watchKitSimulatorActions = "watchkit-simulator-actions"
 
     /// The id.
     public var description: String { rawValue }

@@ -13,9 +13,9 @@ extension LocalizationBundle {
     ///   hidden folders, `build`, `DerivedData`, `Pods`, `Carthage` and `node_modules`) for
     ///   `*.lproj` folders with `Localizable.strings`/`.stringsdict`/`InfoPlist.strings`,
     ///   `Localizable.xcstrings`/`InfoPlist.xcstrings` catalogs, and the shallowest `Info.plist`;
-    /// - a file: one `.strings`, `.stringsdict` or `.xcstrings` table. A `.strings` or
-    ///   `.stringsdict` file inside `xx.lproj` belongs to that localization; otherwise it is used
-    ///   whatever the language.
+    /// - a file: one `.strings`, `.stringsdict` or `.xcstrings` table, used as the `Localizable`
+    ///   table whatever its name. A `.strings` or `.stringsdict` file inside `xx.lproj` belongs to
+    ///   that localization; otherwise it is used whatever the language.
     ///
     /// Tables that fail to parse are kept, empty, with their error (as on the device).
     ///
@@ -41,7 +41,10 @@ extension LocalizationBundle {
         bundle.path = path
         if name.hasSuffix(".xcstrings") {
             let catalog = try StringCatalog(bytes: bytes, path: path)
-            bundle.addCatalog(catalog, tableName: String(name.dropLast(10)), path: path)
+            // One catalog given on its own is the table to look keys up in, whatever its name
+            // (as a lone .strings file is); only an InfoPlist catalog keeps its role.
+            let tableName = name == "InfoPlist.xcstrings" ? "InfoPlist" : "Localizable"
+            bundle.addCatalog(catalog, tableName: tableName, path: path)
             bundle.developmentRegion = catalog.sourceLanguage
             bundle.localizations = catalog.languages
             return bundle

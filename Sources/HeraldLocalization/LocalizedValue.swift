@@ -7,8 +7,7 @@ public indirect enum LocalizedValue: Sendable, Hashable {
     case text(String)
     /// Forms chosen by the plural category of one argument.
     case plural(PluralVariation)
-    /// Forms chosen by device family (`iphone`, `ipad`, `mac`, `appletv`, `applewatch`,
-    /// `vision`, `other`).
+    /// Forms chosen by device family (``deviceFamilies``, and `other` for the rest).
     case device([String: LocalizedValue])
     /// Forms chosen by display width (`NSStringVariableWidthRuleType`); a notification uses
     /// the widest.
@@ -38,6 +37,12 @@ public indirect enum LocalizedValue: Sendable, Hashable {
 
     /// The device family a ``device(_:)`` variation picks when resolving.
     public static let defaultDevice = "iphone"
+
+    /// Xcode's device variation keys, as written in catalogs and `.stringsdict` files.
+    public static let deviceFamilies = ["iphone", "ipad", "ipod", "mac", "applewatch", "appletv", "applevision"]
+
+    /// The variation every device without its own uses.
+    public static let otherDevice = "other"
 
     /// The result of resolving a value for one set of arguments.
     public struct Resolution: Sendable, Hashable {
@@ -118,7 +123,11 @@ public indirect enum LocalizedValue: Sendable, Hashable {
                 }
                 return resolve(form, argumentIndex: index, depth: depth + 1)
             case .device(let forms):
-                guard let form = forms[device] ?? forms["other"] ?? forms.min(by: { $0.key < $1.key })?.value else { return "" }
+                guard let form = forms[device] ?? forms[LocalizedValue.otherDevice] else {
+                    let available = forms.keys.sorted().joined(separator: ", ")
+                    diagnostics.append(LocalizationDiagnostic(.warning, "no '\(device)' variation and no 'other' (the fallback Xcode requires) among \(available.isEmpty ? "no variations" : available); the device shows nothing"))
+                    return ""
+                }
                 return resolve(form, argumentIndex: contextIndex, depth: depth + 1)
             case .width(let forms):
                 guard let form = forms.max(by: { $0.key < $1.key })?.value else { return "" }

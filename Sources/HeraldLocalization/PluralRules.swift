@@ -32,6 +32,11 @@ public struct PluralOperands: Sendable, Hashable {
     public var f: UInt64
     /// `t`: the fraction digits without trailing zeros.
     public var t: UInt64
+    /// `w`: how many fraction digits remain without trailing zeros.
+    public var w: Int
+    /// `e`: the exponent of compact notation (`1.2c6`); always 0 for the plain numbers of
+    /// `loc-args`.
+    public var e: Int
 
     /// Operands of a decimal number written as `[-+]digits[.digits]`; `nil` for anything else.
     public init?(_ text: String) {
@@ -49,6 +54,8 @@ public struct PluralOperands: Sendable, Hashable {
         var trimmed = fraction
         while trimmed.last == "0" { trimmed = trimmed.dropLast() }
         t = trimmed.isEmpty ? 0 : UInt64(trimmed.suffix(18))!
+        w = trimmed.count
+        e = 0
     }
 
     /// Operands of an integer.
@@ -58,186 +65,56 @@ public struct PluralOperands: Sendable, Hashable {
         v = 0
         f = 0
         t = 0
+        w = 0
+        e = 0
     }
 
     /// Whether the number has no fraction (`v` may still be non-zero, as in `1.0`).
     public var isInteger: Bool { n.rounded(.towardZero) == n }
 }
 
-/// CLDR cardinal plural rules (CLDR 44) for the languages apps most often ship, chosen by the
-/// language code of a localization (`pt-PT` has its own rule; other regions share the
-/// language's).
+/// CLDR cardinal plural rules for every language CLDR covers, chosen by the language code of a
+/// localization (`pt-PT` has its own rule; other regions and scripts share the language's unless
+/// CLDR says otherwise). The rules are generated from CLDR (``cldrVersion``) by
+/// `Scripts/generate-plural-rules.py` and checked against an independent implementation (Babel).
 ///
-/// Languages not in the table use the root rule (everything is `other`). Apple's `.stringsdict`
-/// also applies a `zero` form to the number 0 in every language, which ``category(for:language:)``
-/// does not do; ``LocalizedValue`` handles that.
+/// A language CLDR does not know uses the root rule (everything is `other`). Apple's
+/// `.stringsdict` also applies a `zero` form to the number 0 in every language, which
+/// ``category(for:language:)`` does not do; ``LocalizedValue`` handles that.
 public enum PluralRules {
-    /// The category of `operands` in `language` (a tag such as `fr-CA` or `pt_PT`).
+    /// The category of `operands` in `language` (a tag such as `fr-CA`, `pt_PT` or `sr-Latn`).
     public static func category(for operands: PluralOperands, language: String) -> PluralCategory {
-        let tag = LanguageTag(language)
-        let rule = (tag.region.map { table[tag.language + "-" + $0] } ?? nil) ?? table[tag.language] ?? .none
-        return rule.category(operands)
+        guard let rule = rule(for: language) else { return .other }
+        return evaluate(rule: rule, operands)
     }
 
-    /// Whether Herald has a rule for `language` (otherwise everything is `other`).
+    /// Every language tag with a rule of its own, sorted: CLDR's languages, the regions and
+    /// scripts whose rule differs from their language's, and CLDR's aliases (`iw`, `kmr`, …).
+    public static let languages: [String] = ruleByTag.keys.sorted()
+
+    /// Whether CLDR has a rule for `language` (otherwise everything is `other`).
     public static func hasRule(for language: String) -> Bool {
-        table[LanguageTag(language).language] != nil
+        rule(for: language) != nil
     }
 
     /// The categories a language uses, `other` last.
     public static func categories(for language: String) -> [PluralCategory] {
+        guard let rule = rule(for: language) else { return [.other] }
+        return categoriesByRule[Int(rule)]
+    }
+
+    /// The rule of the most specific tag CLDR lists: language-script-region, language-region,
+    /// language-script, then the language.
+    static func rule(for language: String) -> UInt8? {
         let tag = LanguageTag(language)
-        let rule = (tag.region.map { table[tag.language + "-" + $0] } ?? nil) ?? table[tag.language] ?? .none
-        return rule.categories
+        var candidates: [String] = []
+        if let script = tag.script, let region = tag.region { candidates.append("\(tag.language)-\(script)-\(region)") }
+        if let region = tag.region { candidates.append("\(tag.language)-\(region)") }
+        if let script = tag.script { candidates.append("\(tag.language)-\(script)") }
+        candidates.append(tag.language)
+        for candidate in candidates {
+            if let rule = ruleByTag[candidate] { return rule }
+        }
+        return nil
     }
-
-    private enum Rule {
-        case none, oneI1V0, oneN1, oneI01, oneI0OrN1, french, spanish, italian, portuguese, portuguesePortugal
-        case danish, russian, polish, czech, arabic, hebrew, romanian, lithuanian, latvian, croatian, slovenian, irish, welsh
-
-        var categories: [PluralCategory] {
-            switch self {
-            case .none: [.other]
-            case .oneI1V0, .oneN1, .oneI01, .oneI0OrN1, .danish: [.one, .other]
-            case .french, .spanish, .italian, .portuguese, .portuguesePortugal: [.one, .many, .other]
-            case .russian, .polish: [.one, .few, .many, .other]
-            case .czech, .lithuanian: [.one, .few, .many, .other]
-            case .arabic, .welsh: [.zero, .one, .two, .few, .many, .other]
-            case .hebrew: [.one, .two, .other]
-            case .romanian, .croatian: [.one, .few, .other]
-            case .latvian: [.zero, .one, .other]
-            case .slovenian: [.one, .two, .few, .other]
-            case .irish: [.one, .two, .few, .many, .other]
-            }
-        }
-
-        func category(_ o: PluralOperands) -> PluralCategory {
-            let n = o.n, i = o.i, v = o.v, f = o.f, t = o.t
-            func nIs(_ value: Double) -> Bool { n == value }
-            func nIn(_ range: ClosedRange<Double>, mod: Double? = nil) -> Bool {
-                guard o.isInteger else { return false }
-                let value = mod.map { n.truncatingRemainder(dividingBy: $0) } ?? n
-                return range.contains(value)
-            }
-            let millions = v == 0 && i != 0 && i % 1_000_000 == 0
-            switch self {
-            case .none:
-                return .other
-            case .oneI1V0:
-                return i == 1 && v == 0 ? .one : .other
-            case .oneN1:
-                return nIs(1) ? .one : .other
-            case .oneI01:
-                return i <= 1 ? .one : .other
-            case .oneI0OrN1:
-                return i == 0 || nIs(1) ? .one : .other
-            case .french:
-                if i <= 1 { return .one }
-                return millions ? .many : .other
-            case .spanish:
-                if nIs(1) { return .one }
-                return millions ? .many : .other
-            case .italian, .portuguesePortugal:
-                if i == 1 && v == 0 { return .one }
-                return millions ? .many : .other
-            case .portuguese:
-                if i <= 1 { return .one }
-                return millions ? .many : .other
-            case .danish:
-                return nIs(1) || (t != 0 && i <= 1) ? .one : .other
-            case .russian:
-                guard v == 0 else { return .other }
-                if i % 10 == 1 && i % 100 != 11 { return .one }
-                if (2...4).contains(i % 10) && !(12...14).contains(i % 100) { return .few }
-                return .many
-            case .polish:
-                guard v == 0 else { return .other }
-                if i == 1 { return .one }
-                if (2...4).contains(i % 10) && !(12...14).contains(i % 100) { return .few }
-                return .many
-            case .czech:
-                if i == 1 && v == 0 { return .one }
-                if (2...4).contains(i) && v == 0 { return .few }
-                return v != 0 ? .many : .other
-            case .arabic:
-                if nIs(0) { return .zero }
-                if nIs(1) { return .one }
-                if nIs(2) { return .two }
-                if nIn(3...10, mod: 100) { return .few }
-                if nIn(11...99, mod: 100) { return .many }
-                return .other
-            case .hebrew:
-                if (i == 1 && v == 0) || (i == 0 && v != 0) { return .one }
-                if i == 2 && v == 0 { return .two }
-                return .other
-            case .romanian:
-                if i == 1 && v == 0 { return .one }
-                if v != 0 || nIs(0) || (!nIs(1) && nIn(1...19, mod: 100)) { return .few }
-                return .other
-            case .lithuanian:
-                if nIn(1...1, mod: 10) && !nIn(11...19, mod: 100) { return .one }
-                if nIn(2...9, mod: 10) && !nIn(11...19, mod: 100) { return .few }
-                return f != 0 ? .many : .other
-            case .latvian:
-                if nIn(0...0, mod: 10) || nIn(11...19, mod: 100) || (v == 2 && (11...19).contains(f % 100)) { return .zero }
-                if (nIn(1...1, mod: 10) && !nIn(11...11, mod: 100)) || (v == 2 && f % 10 == 1 && f % 100 != 11) || (v != 2 && f % 10 == 1) { return .one }
-                return .other
-            case .croatian:
-                if (v == 0 && i % 10 == 1 && i % 100 != 11) || (f % 10 == 1 && f % 100 != 11) { return .one }
-                if (v == 0 && (2...4).contains(i % 10) && !(12...14).contains(i % 100)) || ((2...4).contains(f % 10) && !(12...14).contains(f % 100)) { return .few }
-                return .other
-            case .slovenian:
-                if v == 0 && i % 100 == 1 { return .one }
-                if v == 0 && i % 100 == 2 { return .two }
-                if (v == 0 && (3...4).contains(i % 100)) || v != 0 { return .few }
-                return .other
-            case .irish:
-                if nIs(1) { return .one }
-                if nIs(2) { return .two }
-                if nIn(3...6) { return .few }
-                if nIn(7...10) { return .many }
-                return .other
-            case .welsh:
-                if nIs(0) { return .zero }
-                if nIs(1) { return .one }
-                if nIs(2) { return .two }
-                if nIs(3) { return .few }
-                if nIs(6) { return .many }
-                return .other
-            }
-        }
-    }
-
-    private static let table: [String: Rule] = {
-        var table: [String: Rule] = [:]
-        let groups: [(Rule, [String])] = [
-            (.none, ["ja", "ko", "zh", "yue", "th", "vi", "id", "ms", "lo", "my", "km", "bo", "jv", "su", "ig", "yo", "sg", "to"]),
-            (.oneI1V0, ["en", "de", "nl", "sv", "fi", "et", "ca", "gl", "ur", "sw", "fy", "ia", "ie", "io", "ji", "yi", "sc", "lij", "vec"]),
-            (.oneN1, ["tr", "el", "hu", "bg", "nb", "no", "nn", "ka", "kk", "az", "ta", "te", "ml", "mn", "ne", "sq", "uz", "ky", "eu", "af", "ps", "so", "tk", "ug", "or", "om", "ha", "lb", "rm", "xh", "ku", "ckb", "eo", "fo", "ee", "ast"]),
-            (.oneI01, ["hy", "kab", "ff"]),
-            (.oneI0OrN1, ["hi", "bn", "fa", "gu", "kn", "am", "zu", "as", "mr", "pcm"]),
-            (.french, ["fr"]),
-            (.spanish, ["es"]),
-            (.italian, ["it"]),
-            (.portuguese, ["pt"]),
-            (.danish, ["da"]),
-            (.russian, ["ru", "uk", "be"]),
-            (.polish, ["pl"]),
-            (.czech, ["cs", "sk"]),
-            (.arabic, ["ar", "ars"]),
-            (.hebrew, ["he", "iw"]),
-            (.romanian, ["ro", "mo"]),
-            (.lithuanian, ["lt"]),
-            (.latvian, ["lv"]),
-            (.croatian, ["hr", "sr", "bs", "sh"]),
-            (.slovenian, ["sl"]),
-            (.irish, ["ga"]),
-            (.welsh, ["cy"]),
-        ]
-        for (rule, languages) in groups {
-            for language in languages { table[language] = rule }
-        }
-        table["pt-PT"] = .portuguesePortugal
-        return table
-    }()
 }

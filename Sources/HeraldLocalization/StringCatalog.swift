@@ -7,7 +7,9 @@ import HeraldJSON
 ///   `stale`) is compiled, as Xcode does.
 /// - `variations` become plural (`zero`…`other`) or device (`iphone`, `ipad`, `mac`, …) forms.
 /// - `substitutions` become `%#@name@` variables whose forms write the argument as `%arg`,
-///   compiled to `%<argNum>$<formatSpecifier>`.
+///   compiled to `%<argNum>$<formatSpecifier>`. A substitution without `argNum` takes the
+///   argument of its place in the format, as Xcode compiles it: in `%#@posts@ von %#@people@`,
+///   `posts` reads the first argument and `people` the second.
 /// - A key with no entry for the source language gets the key itself there (keys of extracted
 ///   strings are their source text).
 public struct StringCatalog: Sendable {
@@ -90,7 +92,7 @@ public struct StringCatalog: Sendable {
         }
 
         /// `argument` is the substitution being compiled (its `%arg` replacement), if any.
-        mutating func compile(_ node: JSONDocument.Node, key: String, argument: (number: Int, specifier: String)?) -> LocalizedValue? {
+        mutating func compile(_ node: JSONDocument.Node, key: String, argument: (number: Int?, specifier: String)?) -> LocalizedValue? {
             guard node.kind == .object else {
                 warn("a localization of \"\(key)\" is \(node.kind), not an object; skipped", at: node)
                 return nil
@@ -119,7 +121,7 @@ public struct StringCatalog: Sendable {
                         if let form = compile(member.value, key: key, argument: argument) { forms[category] = form }
                     }
                     if forms[.other] == nil { warn("the plural variation of \"\(key)\" has no 'other' form", at: plural) }
-                    base = .plural(.init(argumentIndex: argument.map { $0.number - 1 }, valueType: argument?.specifier, forms: forms))
+                    base = .plural(.init(argumentIndex: argument?.number.map { $0 - 1 }, valueType: argument?.specifier, forms: forms))
                 } else if let device = variations["device"], device.kind == .object {
                     var forms: [String: LocalizedValue] = [:]
                     for member in device.members {
@@ -139,8 +141,9 @@ public struct StringCatalog: Sendable {
             var variables: [String: LocalizedValue] = [:]
             for member in substitutions.members {
                 let substitution = member.value
-                let number = substitution["argNum"]?.int64Value.map(Int.init) ?? 1
-                guard number >= 1, number <= 1024 else {
+                // Without argNum, the variable's place in the format decides its argument.
+                let number = substitution["argNum"]?.int64Value.map(Int.init)
+                if let number, !(1...1024).contains(number) {
                     warn("the substitution '\(member.key)' of \"\(key)\" has argNum \(number); it must be 1 or more", at: substitution)
                     continue
                 }
@@ -152,14 +155,16 @@ public struct StringCatalog: Sendable {
             return .substitution(format: base, variables: variables)
         }
 
-        /// In a substitution's forms `%arg` stands for the argument: `%<argNum>$<specifier>`.
-        func replacingArgument(in text: String, _ argument: (number: Int, specifier: String)?) -> String {
+        /// In a substitution's forms `%arg` stands for the argument: `%<argNum>$<specifier>`, or
+        /// without argNum `%<specifier>`, which binds to the variable's own argument.
+        func replacingArgument(in text: String, _ argument: (number: Int?, specifier: String)?) -> String {
             guard let argument, text.contains("%arg") else { return text }
+            let replacement = argument.number.map { "%\($0)$\(argument.specifier)" } ?? "%\(argument.specifier)"
             var result = ""
             var rest = Substring(text)
             while let range = rest.firstRange(of: "%arg") {
                 result += rest[..<range.lowerBound]
-                result += "%\(argument.number)$\(argument.specifier)"
+                result += replacement
                 rest = rest[range.upperBound...]
             }
             return result + rest

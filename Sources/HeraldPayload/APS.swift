@@ -45,6 +45,9 @@ public struct APS: Sendable, Hashable {
     public var inputPushChannel: String?
     /// Widgets and controls: `true` asks for a reload (`content-changed`).
     public var contentChanged: Bool?
+    /// Safari website pushes: the values for the placeholders of the website's URL format
+    /// string (`url-args`).
+    public var urlArgs: [String]?
     /// Keys Apple does not define, kept in order. APNs ignores custom keys inside `aps`; put them
     /// beside it in ``Payload/custom``.
     public var otherKeys: JSONObject
@@ -57,7 +60,7 @@ public struct APS: Sendable, Hashable {
         relevanceScore: Double? = nil, filterCriteria: String? = nil, timestamp: Double? = nil,
         event: LiveActivityEvent? = nil, contentState: JSONObject? = nil, staleDate: Double? = nil,
         dismissalDate: Double? = nil, attributesType: String? = nil, attributes: JSONObject? = nil,
-        inputPushToken: Int? = nil, inputPushChannel: String? = nil, contentChanged: Bool? = nil,
+        inputPushToken: Int? = nil, inputPushChannel: String? = nil, contentChanged: Bool? = nil, urlArgs: [String]? = nil,
         otherKeys: JSONObject = [:]
     ) {
         self.alert = alert
@@ -81,6 +84,7 @@ public struct APS: Sendable, Hashable {
         self.inputPushToken = inputPushToken
         self.inputPushChannel = inputPushChannel
         self.contentChanged = contentChanged
+        self.urlArgs = urlArgs
         self.otherKeys = otherKeys
     }
 }

@@ -63,6 +63,7 @@ extension APS: Codable {
             case .inputPushToken: inputPushToken = try container.decode(Int.self, forKey: codingKey)
             case .inputPushChannel: inputPushChannel = try container.decode(String.self, forKey: codingKey)
             case .contentChanged: contentChanged = try container.decode(Bool.self, forKey: codingKey)
+            case .urlArgs: urlArgs = try container.decode([String].self, forKey: codingKey)
             }
         }
         otherKeys = JSONObject(members: others)
@@ -93,6 +94,7 @@ extension APS: Codable {
         try container.encodeIfPresent(inputPushToken, forKey: key(.inputPushToken))
         try container.encodeIfPresent(inputPushChannel, forKey: key(.inputPushChannel))
         try container.encodeIfPresent(contentChanged, forKey: key(.contentChanged))
+        try container.encodeIfPresent(urlArgs, forKey: key(.urlArgs))
         for member in otherKeys.members {
             try container.encode(member.value, forKey: AnyCodingKey(member.key))
         }

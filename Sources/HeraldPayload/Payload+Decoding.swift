@@ -96,6 +96,7 @@ struct PayloadReader {
             case .inputPushToken: aps.inputPushToken = try integer(value, here)
             case .inputPushChannel: aps.inputPushChannel = try string(value, here)
             case .contentChanged: aps.contentChanged = try bool(value, here)
+            case .urlArgs: aps.urlArgs = try strings(value, here)
             }
         }
         aps.otherKeys = JSONObject(members: others)

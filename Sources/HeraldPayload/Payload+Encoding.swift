@@ -105,6 +105,7 @@ extension APS {
         writer.member(APSKey.inputPushToken.name, inputPushToken)
         writer.member(APSKey.inputPushChannel.name, inputPushChannel)
         writer.member(APSKey.contentChanged.name, contentChanged)
+        writer.member(APSKey.urlArgs.name, urlArgs)
         writer.members(otherKeys)
         writer.endObject()
     }

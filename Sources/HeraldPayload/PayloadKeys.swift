@@ -52,6 +52,9 @@ public enum APSKey: KnownKey {
     case inputPushChannel
     /// `content-changed`: `true` reloads a widget or control.
     case contentChanged
+    /// `url-args`: Safari website pushes fill the website's URL format string with these
+    /// (Apple's "Notification Programming Guide for Websites").
+    case urlArgs
 
     /// The key as written in JSON.
     public var name: StaticString {
@@ -77,6 +80,7 @@ public enum APSKey: KnownKey {
         case .inputPushToken: "input-push-token"
         case .inputPushChannel: "input-push-channel"
         case .contentChanged: "content-changed"
+        case .urlArgs: "url-args"
         }
     }
 
@@ -196,6 +200,9 @@ public enum PayloadKey {
     public static let simulatorTargetBundle: StaticString = "Simulator Target Bundle"
     /// `mdm`: the PushMagic string of an MDM push.
     public static let mdm: StaticString = "mdm"
+    /// `WatchKit Simulator Actions`: action buttons for the watchOS simulator, from Xcode's
+    /// notification templates; ignored by devices.
+    public static let watchKitSimulatorActions: StaticString = "WatchKit Simulator Actions"
 }
 
 /// A fixed set of JSON keys with Apple-defined spellings (`aps`, `alert` and `sound` keys).

@@ -106,4 +106,16 @@ public enum APNsHeader {
 
     /// The request headers a device push may carry (besides pseudo-headers).
     public static let deviceRequestHeaders = [authorization, pushType, id, expiration, priority, topic, collapseID]
+
+    /// The scheme of `authorization` under token authentication, with its space: `bearer `.
+    public static let bearerPrefix = "bearer "
+
+    /// The provider token in an `authorization` value (`bearer <token>`, the scheme in any case),
+    /// or `nil` when the value is not a bearer token.
+    public static func providerToken(inAuthorization value: String) -> String? {
+        guard value.utf8.count > bearerPrefix.utf8.count,
+              value.prefix(bearerPrefix.count).lowercased() == bearerPrefix else { return nil }
+        let token = value.dropFirst(bearerPrefix.count).drop { $0 == " " }
+        return token.isEmpty ? nil : String(token)
+    }
 }

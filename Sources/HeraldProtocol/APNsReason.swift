@@ -33,6 +33,9 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
     /// What a provider should do after this error.
     public var retry: RetryGuidance? { info?.retry }
 
+    /// The status and the reason, as users read them in messages: `400 BadPriority`.
+    public var statusAndReason: String { "\(status.map(String.init) ?? "?") \(rawValue)" }
+
     /// What Herald knows about one reason.
     public struct Info: Sendable, Hashable {
         /// The HTTP status.

@@ -23,6 +23,9 @@ public enum PushPriority: Int, CaseIterable, Sendable, Hashable, Comparable, Cus
     /// The header value.
     public var headerValue: String { String(rawValue) }
 
+    /// The valid values for messages: `10, 5 or 1`.
+    public static let validValues = "\(immediate.headerValue), \(conservePower.headerValue) or \(lowPower.headerValue)"
+
     /// The header value.
     public var description: String { headerValue }
 

@@ -22,13 +22,17 @@ struct LintCommand: ParsableCommand {
             whole request: then a missing apns-priority means 10, and a missing apns-push-type or \
             apns-topic is reported.
 
+            A .apns file is an Xcode simulator file: its "Simulator Target Bundle" and "WatchKit \
+            Simulator Actions" keys belong there, so lint says nothing about them.
+
             Output is compiler-style, FILE:LINE:COLUMN: SEVERITY: MESSAGE [RULE], then a summary; \
             --format json writes one JSON document and --format sarif writes SARIF 2.1.0 for code \
             scanning. With --jsonl every line of the input is a payload, reported as \
             FILE:LINENO; JSON and SARIF output then list only the lines with findings.
 
             Exit status: 0 no errors (warnings allowed unless --strict), 1 errors found, \
-            2 bad arguments or unreadable input.
+            2 bad arguments, an unreadable input (the others are still linted) or output that \
+            cannot be written.
 
             Examples:
               herald lint payload.json
@@ -122,17 +126,35 @@ struct LintCommand: ParsableCommand {
         let inputs = files.isEmpty ? [InputFile(argument: nil)] : files.map { InputFile(argument: $0) }
         var output = LintOutput(format: format, colors: Styler(descriptor: STDOUT_FILENO).enabled, noun: jsonl ? "payload" : "file")
         output.begin()
+        // An unreadable file is reported and skipped: the readable ones are still linted, and the
+        // command exits 2 at the end.
+        var unreadable = false
         for input in inputs {
-            if jsonl {
-                try JSONLLinter(linter: linter, context: context, jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-                    .run(input, output: &output)
-            } else {
-                let bytes = try input.read()
-                output.add(LintFileResult(path: input.displayName, report: linter.lint(bytes, context: context)))
+            var fileContext = context
+            fileContext.isSimulatorFile = input.path?.lowercased().hasSuffix(".apns") == true
+            let failure: (any Error)?
+            do {
+                if jsonl {
+                    try JSONLLinter(linter: linter, context: fileContext, jobs: jobs ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+                        .run(input, output: &output)
+                } else {
+                    let bytes = try input.read()
+                    output.add(LintFileResult(path: input.displayName, report: linter.lint(bytes, context: fileContext)))
+                }
+                failure = nil
+            } catch {
+                failure = error
+            }
+            if let failure {
+                guard let usage = failure as? UsageError else { throw failure }
+                output.flush()
+                writeStandardError("herald: error: \(usage.message)\n")
+                unreadable = true
             }
         }
         output.end()
         let summary = output.summary
+        if unreadable { throw ExitStatus.usageFailure }
         if summary.errors > 0 || (strict && summary.warnings > 0) {
             throw ExitStatus.failure
         }
@@ -225,7 +247,10 @@ enum RuleCatalogPrinter {
         switch format {
         case .markdown:
             return LintCatalog.markdownReference()
-        case .json, .sarif:
+        case .sarif:
+            // A SARIF log with no results: tool.driver.rules holds the catalog.
+            return String(decoding: LintSARIFRenderer.begin(version: Herald.configuration.version) + LintSARIFRenderer.end(), as: UTF8.self)
+        case .json:
             var writer = JSONWriter(output: [UInt8](), style: .pretty)
             writer.beginArray()
             for rule in LintCatalog.rules {

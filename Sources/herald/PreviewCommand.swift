@@ -75,7 +75,7 @@ struct PreviewCommand: ParsableCommand {
     @Option(name: .customLong("push-type"), help: ArgumentHelp("apns-push-type: liveactivity renders an activity update, background marks the push as meant silent.", valueName: "TYPE"))
     var pushType: String?
 
-    @Option(help: ArgumentHelp("The device family for device variations: iphone, ipad, mac, applewatch, appletv, vision.", valueName: "DEVICE"))
+    @Option(help: ArgumentHelp("The device family for device variations: \(LocalizedValue.deviceFamilies.joined(separator: ", ")).", valueName: "DEVICE"))
     var device: String = "iphone"
 
     @Flag(name: .customLong("per-key-fallback"), help: "Look a key missing from the chosen table up in the next languages.")
@@ -98,6 +98,9 @@ struct PreviewCommand: ParsableCommand {
         if let pushType, PushType(rawValue: pushType) == nil {
             throw ValidationError("unknown push type '\(pushType)'; expected one of \(PushType.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
+        if !LocalizedValue.deviceFamilies.contains(device) {
+            throw ValidationError("unknown device '\(device)'; expected one of \(LocalizedValue.deviceFamilies.joined(separator: ", ")) (Xcode's device variation keys).")
+        }
     }
 
     func run() throws {
@@ -109,7 +112,7 @@ struct PreviewCommand: ParsableCommand {
         let renderer = NotificationRenderer(
             bundle: localizationBundle, preferredLanguages: languages,
             options: Localizer.Options(perKeyFallback: perKeyFallback, device: device, marksProblems: markMissing))
-        let headers = DeliveryHeaders(pushType: pushType.flatMap(PushType.init(rawValue:)))
+        let headers = APNsRequestHeaders(pushType: pushType.flatMap(PushType.init(rawValue:)))
 
         let styler = Styler(descriptor: STDERR_FILENO)
         var failed = false
@@ -237,7 +240,10 @@ func writeFile(_ path: String, contents: String) throws(UsageError) {
     guard descriptor >= 0 else {
         throw UsageError(message: "cannot write '\(path)': \(String(cString: strerror(errno)))")
     }
-    defer { close(descriptor) }
     var text = contents
-    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+    let failure = text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+    let closed = close(descriptor) == 0 ? nil : errno
+    if let failure = failure ?? closed {
+        throw UsageError(message: "cannot write '\(path)': \(String(cString: strerror(failure)))")
+    }
 }

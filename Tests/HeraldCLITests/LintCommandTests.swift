@@ -126,4 +126,52 @@ struct LintCommandTests {
         #expect(try HeraldProcess.run(["lint", "--format", "xml"]).status == 2)
         #expect(try HeraldProcess.run(["lint", "--format", "markdown", "x.json"]).status == 2)
     }
+
+    @Test("several files: the readable ones are linted, the unreadable one is reported, exit 2")
+    func unreadableAmongSeveral() throws {
+        let good = Fixtures.url("seeds/legacy-example-2.json").path
+        let result = try HeraldProcess.run(["lint", good, "/nonexistent.json", good])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("cannot read '/nonexistent.json'"))
+        #expect(result.output.components(separatedBy: "[legacy-alert-key]").count == 3, "\(result.output)")
+        #expect(result.output.contains("2 files linted"), "\(result.output)")
+    }
+
+    @Test(".apns simulator files: their tooling keys belong there")
+    func simulatorFiles() throws {
+        let directory = try TemporaryDirectory()
+        let body = #"{"Simulator Target Bundle":"com.example.MyApp","aps":{"alert":"Hi"},"WatchKit Simulator Actions":[]}"#
+        try directory.write("push.apns", body)
+        try directory.write("push.json", body)
+        let apns = try HeraldProcess.run(["lint", directory.path("push.apns")])
+        #expect(apns.status == 0 && !apns.output.contains("simulator"), "\(apns.output)")
+        let json = try HeraldProcess.run(["lint", directory.path("push.json")])
+        #expect(json.output.contains("[simulator-target-bundle]") && json.output.contains("[watchkit-simulator-actions]"), "\(json.output)")
+    }
+
+    @Test("--rules --format sarif is a SARIF log whose driver rules are the catalog")
+    func rulesAsSARIF() throws {
+        let result = try HeraldProcess.run(["lint", "--rules", "--format", "sarif"])
+        #expect(result.status == 0)
+        let values = try ExternalTools.pythonJSON(result.stdout, [
+            "d['version']", "[r['id'] for r in d['runs'][0]['tool']['driver']['rules']]", "d['runs'][0]['results']",
+        ])
+        #expect(values[0] == #""2.1.0""#)
+        #expect(values[1] == "[" + LintCatalog.rules.map { "\"\($0.id.rawValue)\"" }.joined(separator: ", ") + "]")
+        #expect(values[2] == "[]")
+    }
+
+    @Test("output that cannot be written is an error, exit 2")
+    func failedWrite() throws {
+        let shell = try ExternalTools.require("sh", package: "dash")
+        let seed = Fixtures.url("seeds/legacy-example-2.json").path
+        for command in [["lint", seed], ["fmt", seed]] {
+            let result = try ExternalTools.execute(shell, ["-c", "exec \"$0\" \"$@\" > /dev/full", HeraldProcess.executable.path] + command)
+            #expect(result.status == 2, "\(command)")
+            #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
+        }
+        let preview = try HeraldProcess.run(["preview", "--output", "/dev/full", seed])
+        #expect(preview.status == 2)
+        #expect(preview.stderr.contains("cannot write '/dev/full'"), "\(preview.stderr)")
+    }
 }

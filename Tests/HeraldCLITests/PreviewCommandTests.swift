@@ -72,6 +72,7 @@ import Testing
         (["preview", "--push-type", "loud", "-"], "unknown push type 'loud'"),
         (["preview", "--format", "pdf", "-"], "pdf"),
         (["preview", "/nonexistent.json"], "cannot read '/nonexistent.json'"),
+        (["preview", "--device", "vision", "-"], "unknown device 'vision'; expected one of iphone, ipad, ipod, mac, applewatch, appletv, applevision"),
     ])
     func badArgumentsExitTwo(arguments: [String], message: String) throws {
         let result = try HeraldProcess.run(arguments, stdin: Array("{}".utf8))

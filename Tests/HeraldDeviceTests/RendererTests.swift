@@ -15,7 +15,7 @@ import Testing
         return NotificationRenderer(bundle: bundle, preferredLanguages: languages)
     }
 
-    func render(_ json: String, with renderer: NotificationRenderer? = nil, headers: DeliveryHeaders = DeliveryHeaders()) throws -> RenderedNotification {
+    func render(_ json: String, with renderer: NotificationRenderer? = nil, headers: APNsRequestHeaders = APNsRequestHeaders()) throws -> RenderedNotification {
         try (renderer ?? self.renderer()).render(document: JSONDocument(parsing: json), headers: headers)
     }
 
@@ -63,7 +63,7 @@ import Testing
         (#"{"aps":{"alert":{"title":""}}}"#, nil, .none),
     ] as [(String, PushType?, RenderedNotification.Presentation)])
     func presentation(json: String, pushType: PushType?, expected: RenderedNotification.Presentation) throws {
-        let rendered = try render(json, headers: DeliveryHeaders(pushType: pushType))
+        let rendered = try render(json, headers: APNsRequestHeaders(pushType: pushType))
         #expect(rendered.presentation == expected)
         if expected == .shownDespiteSilent {
             #expect(rendered.diagnostics.contains { $0.severity == .warning && $0.message.contains("throttled") })
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func alertPushWithContentAvailableAlsoWakesTheApp() throws {
-        let rendered = try render(#"{"aps":{"content-available":1,"alert":"x"}}"#, headers: DeliveryHeaders(pushType: .alert))
+        let rendered = try render(#"{"aps":{"content-available":1,"alert":"x"}}"#, headers: APNsRequestHeaders(pushType: .alert))
         #expect(rendered.wakesApp)
     }
 
@@ -141,7 +141,7 @@ import Testing
 
     @Test func liveActivityAlertWithNestedLocKey() throws {
         let json = #"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"knockedDown":true},"stale-date":1700003600,"alert":{"title":{"loc-key":"%@ is knocked down!","loc-args":["Power Panda"]},"body":"Use a potion"}}}"#
-        let rendered = try render(json, with: renderer([:]), headers: DeliveryHeaders(pushType: .liveactivity))
+        let rendered = try render(json, with: renderer([:]), headers: APNsRequestHeaders(pushType: .liveactivity))
         #expect(rendered.presentation == .liveActivity)
         #expect(rendered.title == "Power Panda is knocked down!")
         #expect(rendered.body == "Use a potion")

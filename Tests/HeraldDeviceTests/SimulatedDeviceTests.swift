@@ -13,7 +13,7 @@ import Testing
     func delivery(_ json: String, id: String? = nil, collapseID: String? = nil, expiration: Expiration? = nil, pushType: PushType? = nil, activity: String? = nil) throws -> SimulatedDevice.Delivery {
         SimulatedDevice.Delivery(
             id: id, payload: try Payload(decoding: json),
-            headers: DeliveryHeaders(pushType: pushType, collapseID: collapseID, expiration: expiration), activityID: activity)
+            headers: APNsRequestHeaders(pushType: pushType, collapseID: try collapseID.map { try CollapseID($0) }, expiration: expiration), activityID: activity)
     }
 
     @Test func groupsByThreadNewestFirst() throws {

@@ -56,6 +56,42 @@ import Testing
         #expect(localizer.localizedString(forKey: "PLAY", arguments: nil).text == "Play")
     }
 
+    /// A `Base.lproj` table holds the development language's strings, so its plurals follow the
+    /// development region's rules (Russian here: 21 is `one`, 5 is `many`), whatever the user
+    /// prefers.
+    @Test func baseTablesTakeTheDevelopmentRegionsPluralRules() throws {
+        let directory = try TemporaryDirectory()
+        let stringsdict = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>FILES</key><dict>
+            <key>NSStringLocalizedFormatKey</key><string>%#@files@</string>
+            <key>files</key><dict><key>NSStringFormatSpecTypeKey</key><string>NSStringPluralRuleType</string>
+            <key>NSStringFormatValueTypeKey</key><string>@</string>
+            <key>one</key><string>%@ файл</string><key>few</key><string>%@ файла</string>
+            <key>many</key><string>%@ файлов</string><key>other</key><string>%@ файла</string></dict>
+            </dict></dict></plist>
+            """
+        try directory.write("App.app/Base.lproj/Localizable.stringsdict", stringsdict)
+        try directory.write("App.app/Info.plist", bytes: try ExternalTools.plistlib(json: #"{"CFBundleDevelopmentRegion": "ru"}"#, format: "XML"))
+        let bundle = try LocalizationBundle.load(path: directory.path("App.app"))
+        for preferred in [["ru"], ["en"], ["ja", "de"]] {
+            let localizer = Localizer(bundle: bundle, preferredLanguages: preferred)
+            #expect(localizer.localizedString(forKey: "FILES", arguments: ["21"]).text == "21 файл", "\(preferred)")
+            #expect(localizer.localizedString(forKey: "FILES", arguments: ["5"]).text == "5 файлов", "\(preferred)")
+        }
+    }
+
+    /// `--strings` with a catalog of any name: it is the table keys are looked up in.
+    @Test func aSingleCatalogOfAnyNameIsTheTable() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("Notifications.xcstrings", #"{"sourceLanguage":"en","strings":{"GREETING":{"localizations":{"en":{"stringUnit":{"state":"translated","value":"Hello %@"}},"fr":{"stringUnit":{"state":"translated","value":"Bonjour %@"}}}}},"version":"1.0"}"#)
+        let bundle = try LocalizationBundle.load(path: directory.path("Notifications.xcstrings"))
+        for (language, expected) in [("en", "Hello Ada"), ("fr-CA", "Bonjour Ada")] {
+            let text = Localizer(bundle: bundle, preferredLanguages: [language]).localizedString(forKey: "GREETING", arguments: ["Ada"])
+            #expect(text.found && text.text == expected, "\(language): \(text)")
+        }
+    }
+
     @Test func tableThatFailsToParseShowsKeysLikeTheDevice() throws {
         let directory = try Self.makeApp()
         try directory.write("Games.app/fr.lproj/Localizable.strings", "\"\(Self.key)\" = \"%2$@ et %1$@\"\n\"PLAY\" = \"Jouer\";")

@@ -40,6 +40,28 @@ import Testing
                 }
               }
             },
+            "POSTS" : {
+              "localizations" : {
+                "de" : {
+                  "stringUnit" : { "state" : "translated", "value" : "%#@posts@ von %#@people@" },
+                  "substitutions" : {
+                    "posts" : { "formatSpecifier" : "lld", "variations" : { "plural" : {
+                      "one" : { "stringUnit" : { "state" : "translated", "value" : "ein Beitrag" } },
+                      "other" : { "stringUnit" : { "state" : "translated", "value" : "mehrere Beiträge" } } } } },
+                    "people" : { "formatSpecifier" : "lld", "variations" : { "plural" : {
+                      "one" : { "stringUnit" : { "state" : "translated", "value" : "einer Person" } },
+                      "other" : { "stringUnit" : { "state" : "translated", "value" : "mehreren Personen" } } } } }
+                  }
+                }
+              }
+            },
+            "OPEN" : {
+              "localizations" : {
+                "en" : { "variations" : { "device" : {
+                  "mac" : { "stringUnit" : { "state" : "translated", "value" : "Click to open" } },
+                  "applevision" : { "stringUnit" : { "state" : "translated", "value" : "Look and tap to open" } } } } }
+              }
+            },
             "TAP" : {
               "localizations" : {
                 "en" : { "variations" : { "device" : {
@@ -62,7 +84,7 @@ import Testing
 
     @Test func languagesAndDiagnostics() throws {
         let catalog = try StringCatalog(bytes: Array(Self.catalog.utf8), path: "Localizable.xcstrings")
-        #expect(catalog.languages == ["en", "fr", "ru"])
+        #expect(catalog.languages == ["en", "de", "fr", "ru"])
         #expect(catalog.version == "1.0")
         let warning = try #require(catalog.diagnostics.first)
         #expect(warning.message.contains("\"BAD\""))
@@ -72,7 +94,7 @@ import Testing
     @Test func stringUnitsPerLanguage() throws {
         #expect(try localizer(["fr"]).localizedString(forKey: "GAME_INVITE", arguments: ["Ada", "Chess"]).text == "Ada vous invite à Chess")
         #expect(try localizer(["ru"]).localizedString(forKey: "GAME_INVITE", arguments: ["Ada", "Chess"]).text == "Ada приглашает вас в Chess")
-        #expect(try localizer(["de", "en"]).localizedString(forKey: "GAME_INVITE", arguments: ["Ada", "Chess"]).text == "Ada invited you to Chess")
+        #expect(try localizer(["ja", "en"]).localizedString(forKey: "GAME_INVITE", arguments: ["Ada", "Chess"]).text == "Ada invited you to Chess")
     }
 
     @Test func topLevelPluralUsesTheNumericArgument() throws {
@@ -88,6 +110,25 @@ import Testing
         let localizer = try localizer(["en"])
         #expect(localizer.localizedString(forKey: "PHOTOS", arguments: ["Ada", "1"]).text == "Ada shared a photo")
         #expect(localizer.localizedString(forKey: "PHOTOS", arguments: ["Ada", "4"]).text == "Ada shared 4 photos")
+    }
+
+    /// Without argNum a substitution takes the argument of its place in the format, as Xcode
+    /// compiles it; an argument that only chooses a plural form counts as used.
+    @Test func substitutionsWithoutArgNumFollowTheFormat() throws {
+        let text = try localizer(["de"]).localizedString(forKey: "POSTS", arguments: ["1", "5"])
+        #expect(text.text == "ein Beitrag von mehreren Personen")
+        #expect(!text.diagnostics.contains { $0.message.contains("not used") }, "\(text.diagnostics)")
+        #expect(try localizer(["de"]).localizedString(forKey: "POSTS", arguments: ["7", "1"]).text == "mehrere Beiträge von einer Person")
+    }
+
+    /// A device with no variation of its own and no `other`: the device shows nothing, and the
+    /// preview says why (Xcode requires `other` as the fallback). Xcode's device keys, such as
+    /// `applevision`, are read as written.
+    @Test func deviceVariationsWithoutOther() throws {
+        #expect(try localizer(["en"], device: "applevision").localizedString(forKey: "OPEN", arguments: nil).text == "Look and tap to open")
+        let iphone = try localizer(["en"], device: "iphone").localizedString(forKey: "OPEN", arguments: nil)
+        #expect(iphone.text == "")
+        #expect(iphone.diagnostics.contains { $0.severity == .warning && $0.message.contains("no 'iphone' variation and no 'other'") }, "\(iphone.diagnostics)")
     }
 
     @Test func deviceVariations() throws {

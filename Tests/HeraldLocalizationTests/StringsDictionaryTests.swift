@@ -99,3 +99,45 @@ import Testing
         #expect(table.diagnostics.contains { $0.message.contains("\"BROKEN\"") })
     }
 }
+
+/// Tables whose variables would expand without end: bounded, reported with the key, and fast.
+@Suite(.timeLimit(.minutes(1))) struct UnboundedExpansionTests {
+    /// A plural variable whose forms use the variable itself, three times each: before the bound
+    /// this ran for 38 s in `herald preview` and showed an empty body.
+    static let selfReferential = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>NEW_ITEMS</key><dict>
+        <key>NSStringLocalizedFormatKey</key><string>%#@items@</string>
+        <key>items</key><dict>
+        <key>NSStringFormatSpecTypeKey</key><string>NSStringPluralRuleType</string>
+        <key>NSStringFormatValueTypeKey</key><string>@</string>
+        <key>one</key><string>%@ item %#@items@ %#@items@ %#@items@</string>
+        <key>other</key><string>%@ items %#@items@ %#@items@ %#@items@</string>
+        </dict></dict></dict></plist>
+        """
+
+    @Test func aSelfReferentialVariableIsAnErrorNamingTheKey() throws {
+        var table = StringsTable(entries: [:])
+        table.addStringsDictionaryFile(bytes: Array(Self.selfReferential.utf8), path: "en.lproj/Localizable.stringsdict")
+        let bundle = LocalizationBundle(tables: ["en": ["Localizable": table]], developmentRegion: "en")
+        let text = Localizer(bundle: bundle, preferredLanguages: ["en"]).localizedString(forKey: "NEW_ITEMS", arguments: ["3"])
+        #expect(text.text.hasPrefix("3 items"))
+        let error = try #require(text.diagnostics.first { $0.severity == .error })
+        #expect(error.message.hasPrefix("\"NEW_ITEMS\" in "), "\(error.message)")
+        #expect(error.message.contains("variable 'items' refers to itself (items → items)"), "\(error.message)")
+    }
+
+    /// Distinct variables nested sixteen deep, each form using the next three times: 3^16
+    /// expansions without the bound.
+    @Test func exponentialNestingStopsAtTheExpansionBound() throws {
+        var variables: [String: LocalizedValue] = [:]
+        for level in 0..<16 {
+            let next = level == 15 ? "end" : "%#@v\(level + 1)@ %#@v\(level + 1)@ %#@v\(level + 1)@"
+            variables["v\(level)"] = .plural(.init(forms: [.other: .text(next)]))
+        }
+        let value = LocalizedValue.substitution(format: .text("%#@v0@"), variables: variables)
+        let resolution = value.resolve(arguments: ["1"], language: "en")
+        #expect(resolution.diagnostics.contains { $0.severity == .error && $0.message.contains("expand more than 256 times") }, "\(resolution.diagnostics)")
+        #expect(resolution.format.utf8.count < 64 * 1024)
+    }
+}

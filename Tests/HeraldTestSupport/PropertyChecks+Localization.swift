@@ -2,6 +2,7 @@ import HeraldDevice
 import HeraldJSON
 import HeraldLocalization
 import HeraldPayload
+import HeraldProtocol
 
 extension PropertyChecks {
     /// Positions in a reader's error must lie inside the file.
@@ -151,8 +152,8 @@ extension PropertyChecks {
             _ = NotificationTextRenderer(width: 30, usesColor: true).render(rendered)
             if let payload = try? Payload(document: document) {
                 var device = SimulatedDevice(renderer: renderer)
-                device.receive(.init(payload: payload, headers: DeliveryHeaders(collapseID: "c")), at: 1)
-                device.receive(.init(payload: payload, headers: DeliveryHeaders(collapseID: "c")), at: 2)
+                device.receive(.init(payload: payload, headers: APNsRequestHeaders(collapseID: try? CollapseID("c"))), at: 1)
+                device.receive(.init(payload: payload, headers: APNsRequestHeaders(collapseID: try? CollapseID("c"))), at: 2)
                 if device.notificationCount > 1 { violations.append("two pushes with one collapse ID are both shown") }
             }
         }

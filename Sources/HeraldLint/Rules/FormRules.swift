@@ -6,7 +6,7 @@ extension LintRule {
     static let payloadEmpty = LintRule(
         .payloadEmpty, .error, .form,
         summary: "The body is empty.",
-        rationale: "APNs rejects an empty body with 400 PayloadEmpty (reference §1.4).",
+        rationale: "APNs rejects an empty body with \(APNsReason.payloadEmpty.statusAndReason) (Apple's \(AppleDocument.handlingNotificationResponses)).",
         apnsReason: .payloadEmpty,
         triggering: [LintExample("")],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hi"}}"#)])
@@ -14,7 +14,7 @@ extension LintRule {
     static let invalidJSON = LintRule(
         .invalidJSON, .error, .form,
         summary: "The body is not valid JSON.",
-        rationale: "A payload is a JSON dictionary (seed 000, \"Payload Keys\": RFC 4627). The seeds' fifth example lacks a comma and a copy of it uses typographic quotes; both break the payload.",
+        rationale: "A payload is a JSON dictionary (Apple's \(AppleDocument.generatingARemoteNotification); the \(AppleDocument.legacyProgrammingGuide) cites RFC 4627). The older guide's fifth example lacks a comma, and copies of it carry typographic quotes; both break the payload. Herald reads past a missing comma, a trailing comma and typographic quotes, so the rest of the payload is still checked.",
         triggering: [
             LintExample("{\n  \"aps\" : {\n    \"category\" : \"NEW_MESSAGE_CATEGORY\"\n    \"badge\" : 3\n  }\n}"),
             LintExample("{\"aps\":{\"sound\":“chime.aiff\"}}"),
@@ -25,47 +25,54 @@ extension LintRule {
     static let payloadNotObject = LintRule(
         .payloadNotObject, .error, .form,
         summary: "The body is JSON but not an object.",
-        rationale: "The payload must be a JSON dictionary containing the aps dictionary (seed 000, \"Payload Keys\"; seed 001, \"Create the JSON payload\").",
+        rationale: "The payload must be a JSON dictionary containing the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), \"Create the JSON payload\").",
         triggering: [LintExample(#"["aps"]"#), LintExample(#""Hello""#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
 
     static let duplicateKey = LintRule(
         .duplicateKey, .warning, .form,
         summary: "An object gives the same key twice.",
-        rationale: "JSON leaves duplicate keys undefined: APNs, the device and your service extension may each keep a different one. Herald keeps both and reports the later one.",
+        rationale: "JSON (RFC 8259) leaves duplicate keys undefined: APNs, the device and your service extension may each keep a different one. Herald keeps both and reports the later key.",
         triggering: [LintExample(#"{"aps":{"badge":1,"badge":2}}"#), LintExample(#"{"aps":{},"id":1,"id":2}"#)],
         nonTriggering: [LintExample(#"{"aps":{"badge":1},"badge":2}"#)])
 
     static let apsMissing = LintRule(
         .apsMissing, .error, .form,
         summary: "The payload has no aps dictionary.",
-        rationale: "\"This dictionary must contain another dictionary identified by the aps key\" (seed 000). Alert, background, Live Activity, widget and control pushes need it; MDM, VoIP, location, File Provider and Push to Talk payloads may do without.",
+        rationale: "\"This dictionary must contain another dictionary identified by the aps key\" (Apple's \(AppleDocument.legacyProgrammingGuide)). \(LintPass.typesNeedingAPS.map(\.rawValue).sorted().joined(separator: ", ")) pushes need it; MDM, VoIP, location, File Provider and Push to Talk payloads may do without.",
         triggering: [LintExample(#"{"alert":"Hi"}"#), LintExample.request(#"{"acme":1}"#, pushType: "alert", topic: "com.example.app")],
         nonTriggering: [LintExample.request(#"{"mdm":"3B5E7F2A"}"#, pushType: "mdm", topic: "com.apple.mgmt.External.1"), LintExample(#"{"aps":{"alert":"Hi"}}"#)])
 
     static let apsNotObject = LintRule(
         .apsNotObject, .error, .form,
         summary: "aps is not a dictionary.",
-        rationale: "aps is a dictionary of Apple-defined keys (seed 000, Table 5-1; seed 001, Table 1).",
+        rationale: "\(PayloadKey.aps) is a dictionary of Apple-defined keys (Apple's \(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":"Hello"}"#), LintExample(#"{"aps":[]}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
 
     static let apsEmpty = LintRule(
         .apsEmpty, .warning, .form,
         summary: "aps is an empty dictionary: the notification does nothing.",
-        rationale: "The aps dictionary should contain one or more properties (seed 000, \"Payload Keys\"); empty, there is nothing to show, play, badge or wake.",
+        rationale: "The \(PayloadKey.aps) dictionary should contain one or more properties (Apple's \(AppleDocument.legacyProgrammingGuide), \"Payload Keys\"); empty, there is nothing to show, play, badge or wake. An MDM push is the exception: {\"aps\":{},\"\(PayloadKey.mdm)\":\"…\"} wakes the device's MDM client.",
         triggering: [LintExample(#"{"aps":{},"acme":1}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"badge":0}}"#)])
+        nonTriggering: [
+            LintExample(#"{"aps":{"badge":0}}"#),
+            LintExample.request(#"{"aps":{},"mdm":"3B5E7F2A-1C2D"}"#, pushType: "mdm", topic: "com.apple.mgmt.External.3f1c"),
+            LintExample(#"{"aps":{},"mdm":"3B5E7F2A-1C2D"}"#),
+        ])
 
     static let appleKeyOutsideAPS = LintRule(
         .appleKeyOutsideAPS, .warning, .form,
-        summary: "An Apple key (alert, badge, sound, …) sits beside aps instead of inside it.",
-        rationale: "Apple's keys only take effect inside the aps dictionary (seed 001, Table 1); beside it they are custom data the system ignores.",
-        triggering: [LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi","badge":3},"acme":1}"#)])
+        summary: "An aps key (alert, badge, content-available, …), or a near miss of one such as Firebase's content_available, sits beside aps.",
+        rationale: "Apple's keys only take effect inside the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), Table 1); beside it they are custom data the system ignores. Payloads written for Firebase's APNs bridge use content_available and mutable_content beside aps; sent straight to APNs they do nothing.",
+        triggering: [LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#), LintExample(#"{"aps":{"alert":"Hi"},"mutable_content":true}"#), LintExample(#"{"aps":{},"content_available":1}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi","badge":3},"acme":1}"#), LintExample(#"{"aps":{"alert":"Hi"},"threadTitle":"x","contents":1}"#)])
 }
 
 extension LintPass {
+    /// The top-level key of an MDM push.
+    static let mdmKey = PayloadKey.mdm.description
+
     /// Push types whose payload must carry `aps` (reference §1.3, §5, §9).
     static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
 
@@ -77,14 +84,16 @@ extension LintPass {
                 apsValue = member.value // the last `aps`, as readers take it
                 continue
             }
-            if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
-                checkTooling(member)
-            }
+            checkTooling(member)
             if member.value.isNull {
                 report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
             }
-            if isActive(.appleKeyOutsideAPS), let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
-                report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
+            if isActive(.appleKeyOutsideAPS) {
+                if let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
+                    report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
+                } else if let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
+                    report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
+                }
             }
         }
         guard let apsValue else {
@@ -101,7 +110,8 @@ extension LintPass {
             report(.apsNotObject, "\"aps\" is \(apsValue.kind); it must be a dictionary", at: apsValue)
             return
         }
-        if apsValue.count == 0 {
+        let isMDM = pushType == .mdm || root.members.contains { $0.keyNode.stringEquals(Self.mdmKey) }
+        if apsValue.count == 0, !isMDM {
             report(.apsEmpty, "\"aps\" is empty: nothing to show, play, badge or wake", at: apsValue)
         }
     }

@@ -8,7 +8,7 @@ extension LintRule {
     static let pushTypeInvalid = LintRule(
         .pushTypeInvalid, .error, .headers,
         summary: "apns-push-type is not one of the eleven push types.",
-        rationale: "APNs answers 400 InvalidPushType for a value outside alert, background, complication, controls, fileprovider, liveactivity, location, mdm, pushtotalk, voip and widgets (reference §1.2, §1.3). Values are lowercase.",
+        rationale: "APNs answers \(APNsReason.invalidPushType.statusAndReason) for a value outside \(PushType.allCases.map(\.rawValue).joined(separator: ", ")) (Apple's \(AppleDocument.sendingNotificationRequests)). Values are lowercase.",
         apnsReason: .invalidPushType,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, pushType: "Alert"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, pushType: "notification")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, pushType: "alert")])
@@ -16,21 +16,21 @@ extension LintRule {
     static let pushTypeMissing = LintRule(
         .pushTypeMissing, .warning, .headers,
         summary: "The request has no apns-push-type.",
-        rationale: "The header is required for watchOS 6 and later and Apple asks for it on every push; without it APNs \"may return an error, delay, or drop\" the notification (reference §1.2; seed 003, \"Push type\").",
+        rationale: "\(APNsHeader.pushType) is required for watchOS 6 and later and Apple asks for it on every push; without it APNs \"may return an error, delay, or drop\" the notification (Apple's \(AppleDocument.sendingNotificationRequests)).",
         triggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, topic: "com.example.app")],
         nonTriggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert", topic: "com.example.app"), LintExample(#"{"aps":{"alert":"x"}}"#)])
 
     static let topicMissing = LintRule(
         .topicMissing, .warning, .headers,
         summary: "The request has no apns-topic.",
-        rationale: "apns-topic is required with token authentication (400 MissingTopic) and may be left out only with a certificate for a single topic (reference §1.2).",
+        rationale: "\(APNsHeader.topic) is required with token authentication (\(APNsReason.missingTopic.statusAndReason)) and may be left out only with a certificate for a single topic (Apple's \(AppleDocument.sendingNotificationRequests)).",
         triggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert")],
         nonTriggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert", topic: "com.example.app")])
 
     static let topicMismatch = LintRule(
         .topicMismatch, .error, .headers,
         summary: "apns-topic does not end with the suffix the push type needs.",
-        rationale: "Each push type has its topic: the bundle ID for alert and background, plus .voip, .complication, .pushkit.fileprovider, .push-type.liveactivity, .voip-ptt, .location-query, .push-type.widgets or .push-type.controls for the others (reference §1.3). What APNs answers for a mismatch is unverified; Herald's mock answers DeviceTokenNotForTopic by default.",
+        rationale: "Each push type has its topic: the bundle ID for alert and background, plus \(PushType.allCases.compactMap(\.topicSuffix).filter { !$0.isEmpty }.joined(separator: ", ")) for the others (Apple's \(AppleDocument.sendingNotificationRequests)). Apple does not document what APNs answers for a mismatch; Herald's mock answers \(APNsReason.deviceTokenNotForTopic) by default.",
         apnsReason: .deviceTokenNotForTopic,
         triggering: [
             LintExample.headers(#"{"aps":{}}"#, pushType: "voip", topic: "com.example.app"),
@@ -45,7 +45,7 @@ extension LintRule {
     static let priorityInvalid = LintRule(
         .priorityInvalid, .error, .headers,
         summary: "apns-priority is not 10, 5 or 1.",
-        rationale: "Only 10 (immediately), 5 (power considerations) and 1 (never wake the device) exist; anything else gives 400 BadPriority (reference §1.2).",
+        rationale: "Only \(PushPriority.immediate) (immediately), \(PushPriority.conservePower) (power considerations) and \(PushPriority.lowPower) (never wake the device) exist; anything else gives \(APNsReason.badPriority.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badPriority,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, priority: "high"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, priority: "7")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, priority: "10")])
@@ -53,7 +53,7 @@ extension LintRule {
     static let collapseIDTooLong = LintRule(
         .collapseIDTooLong, .error, .headers,
         summary: "apns-collapse-id is longer than 64 bytes.",
-        rationale: "\"The value of this key must not exceed 64 bytes\"; longer gives 400 BadCollapseId (reference §1.2; seed 003, \"Collapsing notifications\"). Bytes, not characters: 22 Hangul syllables are 66 bytes.",
+        rationale: "The identifier \"must not exceed \(CollapseID.maximumByteCount) bytes\"; longer gives \(APNsReason.badCollapseID.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)). Bytes, not characters: 22 Hangul syllables are 66 bytes.",
         apnsReason: .badCollapseID,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, collapseID: String(repeating: "안", count: 22))],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, collapseID: "score-update")])
@@ -61,7 +61,7 @@ extension LintRule {
     static let apnsIDInvalid = LintRule(
         .apnsIDInvalid, .error, .headers,
         summary: "apns-id is not a UUID in 8-4-4-4-12 form.",
-        rationale: "apns-id is a canonical UUID; an invalid one gives 400 BadMessageId (reference §1.2).",
+        rationale: "\(APNsHeader.id) is a canonical UUID; an invalid one gives \(APNsReason.badMessageID.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badMessageID,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123e4567e89b12d3a4564266554400a0")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123e4567-e89b-12d3-a456-4266554400a0")])
@@ -69,14 +69,14 @@ extension LintRule {
     static let apnsIDNotLowercase = LintRule(
         .apnsIDNotLowercase, .warning, .headers,
         summary: "apns-id has uppercase hex digits.",
-        rationale: "Apple specifies 32 lowercase hexadecimal digits; whether APNs rejects uppercase is unverified (reference §1.2, §12). Send lowercase.",
+        rationale: "Apple specifies 32 lowercase hexadecimal digits (\(AppleDocument.sendingNotificationRequests)); whether APNs rejects uppercase is not documented. Send lowercase.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123E4567-E89B-12D3-A456-4266554400A0")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123e4567-e89b-12d3-a456-4266554400a0")])
 
     static let expirationInvalid = LintRule(
         .expirationInvalid, .error, .headers,
         summary: "apns-expiration is not a whole number of UNIX seconds.",
-        rationale: "apns-expiration is a UNIX epoch in seconds, or 0; anything else gives 400 BadExpirationDate (reference §1.2).",
+        rationale: "\(APNsHeader.expiration) is a UNIX epoch in seconds, or 0; anything else gives \(APNsReason.badExpirationDate.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badExpirationDate,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "2026-12-01T00:00:00Z"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "-1")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "0"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600")])
@@ -84,14 +84,14 @@ extension LintRule {
     static let expirationInMilliseconds = LintRule(
         .expirationInMilliseconds, .warning, .headers,
         summary: "apns-expiration looks like milliseconds.",
-        rationale: "apns-expiration is in seconds (reference §1.2); a value above 10^11 lies in the year 5138 as seconds.",
+        rationale: "\(APNsHeader.expiration) is in seconds (Apple's \(AppleDocument.sendingNotificationRequests)); a value above 10^11 lies in the year 5138 as seconds.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600000")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600")])
 
     static let deviceTokenInvalid = LintRule(
         .deviceTokenInvalid, .error, .headers,
         summary: "The device token is not an even number of hex digits for 32 to 100 bytes.",
-        rationale: "Tokens are hex-encoded bytes in the path; a malformed one gives 400 BadDeviceToken (reference §1.4, §7).",
+        rationale: "Tokens are hex-encoded bytes in the path; a malformed one gives \(APNsReason.badDeviceToken.statusAndReason) (Apple's \(AppleDocument.handlingNotificationResponses)).",
         apnsReason: .badDeviceToken,
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: "<a1b2 c3d4>"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: String(token32.dropLast()))],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32)])
@@ -99,49 +99,56 @@ extension LintRule {
     static let deviceTokenUnusualLength = LintRule(
         .deviceTokenUnusualLength, .info, .headers,
         summary: "The device token is not 32 bytes.",
-        rationale: "Every token issued so far is 32 bytes (64 hex digits); Apple says not to assume the size, so Herald accepts 32 to 100 bytes and notes the unusual ones (reference §7).",
+        rationale: "Every token issued so far is \(DeviceToken.conventionalByteCount) bytes (64 hex digits); Apple says \"don't make assumptions about device token size\" (\(AppleDocument.sendingNotificationRequests)), so Herald accepts \(DeviceToken.acceptedByteCounts.lowerBound) to \(DeviceToken.acceptedByteCounts.upperBound) bytes and notes the unusual ones.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32 + "a1b2")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32)])
 
     static let alertPushWithoutContent = LintRule(
         .alertPushWithoutContent, .warning, .headers,
         summary: "An alert push has nothing to show, play or badge.",
-        rationale: "\"You should specify a value of alert when the delivery of your notification displays an alert, plays a sound or updates the badge\" (seed 003, \"Push type\"). A silent update is a background push.",
+        rationale: "Use the alert push type for notifications that display an alert, play a sound or badge the app's icon (Apple's \(AppleDocument.sendingNotificationRequests)). A silent update is a background push.",
         triggering: [LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"category":"X"}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"badge":1}}"#, pushType: "alert")])
 
     static let liveActivityIncomplete = LintRule(
         .liveActivityIncomplete, .error, .headers,
         summary: "A Live Activity push lacks event or timestamp, or an update lacks content-state.",
-        rationale: "Every Live Activity push carries event and timestamp; an update carries the new content-state (seed 001, Table 1; reference §5).",
+        rationale: "Every Live Activity push carries event and timestamp; an update carries the new content-state (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000}}"#, pushType: "liveactivity"), LintExample.headers(#"{"aps":{"content-state":{}}}"#, pushType: "liveactivity")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":1}}}"#, pushType: "liveactivity")])
 
     static let liveActivityStartIncomplete = LintRule(
         .liveActivityStartIncomplete, .error, .headers,
         summary: "A Live Activity start lacks attributes-type, attributes or alert.",
-        rationale: "Starting a Live Activity remotely needs attributes-type (the ActivityAttributes type name), attributes, and an alert (seed 001, Table 1; reference §5).",
+        rationale: "Starting a Live Activity remotely needs attributes-type (the ActivityAttributes type name), attributes, and an alert (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{}}}"#, pushType: "liveactivity")],
+        nonTriggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"},"alert":{"title":"Kick-off"}}}"#, pushType: "liveactivity")])
+
+    static let liveActivityStartKeysLater = LintRule(
+        .liveActivityStartKeysLater, .warning, .headers,
+        summary: "A Live Activity update or end carries attributes-type or attributes, which only a start uses.",
+        rationale: "attributes-type and attributes describe the activity being started; an update or end cannot change them and they are ignored (\(AppleDocument.liveActivityPushes)). Sending them costs bytes and suggests a start payload reused by mistake.",
+        triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"}}}"#, pushType: "liveactivity")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"},"alert":{"title":"Kick-off"}}}"#, pushType: "liveactivity")])
 
     static let liveActivityKeysOnOtherPushType = LintRule(
         .liveActivityKeysOnOtherPushType, .warning, .headers,
         summary: "Live Activity keys are sent with a push type other than liveactivity.",
-        rationale: "event, timestamp, content-state and the other Live Activity keys only reach an activity through push type liveactivity and the .push-type.liveactivity topic (reference §5).",
+        rationale: "event, timestamp, content-state and the other Live Activity keys only reach an activity through push type \(PushType.liveactivity) and the \(PushType.liveactivity.topicSuffix ?? "") topic (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"alert":"Goal!","event":"update","timestamp":1,"content-state":{}}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity")])
 
     static let broadcastCannotStart = LintRule(
         .broadcastCannotStart, .error, .headers,
         summary: "A broadcast push tries to start a Live Activity.",
-        rationale: "Broadcast channels carry update and end only; they cannot start a Live Activity (reference §5, §6).",
+        rationale: "Broadcast channels carry update and end only; they cannot start a Live Activity (\(AppleDocument.liveActivityPushes); \(AppleDocument.broadcastPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":{"title":"x"}}}"#, pushType: "liveactivity", endpoint: .broadcast)],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity", endpoint: .broadcast)])
 
     static let contentChangedMissing = LintRule(
         .contentChangedMissing, .error, .headers,
         summary: "A widgets or controls push lacks \"content-changed\": true.",
-        rationale: "The widget and control reload payload is {\"aps\":{\"content-changed\":true}} (reference §1.3, A-WIDGET, A-CTRL).",
+        rationale: "The widget and control reload payload is {\"aps\":{\"\(APSKey.contentChanged)\":true}} (\(AppleDocument.widgetPushes); \(AppleDocument.controlPushes)).",
         triggering: [LintExample.headers(#"{"aps":{}}"#, pushType: "widgets")],
         nonTriggering: [LintExample.headers(#"{"aps":{"content-changed":true}}"#, pushType: "controls")])
 }
@@ -155,7 +162,7 @@ extension LintPass {
             report(.pushTypeInvalid, "apns-push-type \"\(value)\" is not a push type\(suggestion) (expected one of \(PushType.allCases.map(\.rawValue).joined(separator: ", ")))", at: .header(APNsHeader.pushType))
         }
         if let value = context.priority, PushPriority(headerValue: value) == nil {
-            report(.priorityInvalid, "apns-priority \"\(value)\" is not 10, 5 or 1", at: .header(APNsHeader.priority))
+            report(.priorityInvalid, "\(APNsHeader.priority) \"\(value)\" is not \(PushPriority.validValues)", at: .header(APNsHeader.priority))
         }
         if let value = context.collapseID, case .tooLong(let size)? = Result(catching: { () throws(CollapseIDError) in try CollapseID(value) }).failure {
             report(.collapseIDTooLong, "apns-collapse-id is \(size) bytes, over the \(CollapseID.maximumByteCount)-byte limit", at: .header(APNsHeader.collapseID))
@@ -192,7 +199,7 @@ extension LintPass {
         }
         if context.isRequest {
             if context.topic == nil {
-                report(.topicMissing, "the request has no apns-topic; token authentication requires it (400 MissingTopic)", at: .header(APNsHeader.topic))
+                report(.topicMissing, "the request has no \(APNsHeader.topic); token authentication requires it (\(APNsReason.missingTopic.statusAndReason))", at: .header(APNsHeader.topic))
             }
         }
     }
@@ -230,6 +237,12 @@ extension LintPass {
             if event == LiveActivityEvent.update.rawValue, !apsValues.has(.contentState) { missing.append("\"content-state\"") }
             if !missing.isEmpty {
                 report(.liveActivityIncomplete, "a Live Activity push needs \(missing.joined(separator: " and ")) in aps", at: aps)
+            }
+            if let event, event != LiveActivityEvent.start.rawValue {
+                let startOnly = [APSKey.attributesType, .attributes].filter { apsValues.has($0) }
+                if let first = startOnly.first, let node = apsValues[first] {
+                    report(.liveActivityStartKeysLater, "\(startOnly.map { "\"\($0)\"" }.joined(separator: " and ")) only apply to event start; on \(event) they are ignored", at: node)
+                }
             }
             if event == LiveActivityEvent.start.rawValue {
                 let needed: [(APSKey, String)] = [(.attributesType, "\"attributes-type\""), (.attributes, "\"attributes\""), (.alert, "\"alert\"")]

@@ -6,99 +6,125 @@ extension LintRule {
     static let keyType = LintRule(
         .keyType, .error, .keys,
         summary: "An Apple key has a value of the wrong JSON type.",
-        rationale: "Each key has one type in Apple's tables (seed 000, Tables 5-1 and 5-2; seed 001, Tables 1 to 3): alert is a string or dictionary, badge a number, sound a string or dictionary, content-state a dictionary, and so on. A value of another type is ignored or breaks decoding on the device.",
+        rationale: "Each key has one type in Apple's tables (\(AppleDocument.generatingARemoteNotification), Tables 1 to 3): alert is a string or dictionary, badge a number, sound a string or dictionary, content-state a dictionary, and so on. A value of another type is ignored or breaks decoding on the device.",
         triggering: [
             LintExample(#"{"aps":{"badge":"5"}}"#),
             LintExample(#"{"aps":{"alert":{"title":7}}}"#),
             LintExample(#"{"aps":{"sound":{"critical":1,"volume":"loud"}}}"#),
             LintExample(#"{"aps":{"content-state":[1,2]}}"#),
+            LintExample(#"{"aps":{"alert":"x","url-args":"boarding"}}"#),
         ],
         nonTriggering: [
             LintExample(#"{"aps":{"badge":5,"sound":"default","alert":{"title":"t","body":"b"}}}"#),
             LintExample.headers(#"{"aps":{"event":"start","timestamp":1,"alert":{"title":{"loc-key":"%@ joined","loc-args":["Ann"]}}}}"#, pushType: "liveactivity"),
+            LintExample(#"{"aps":{"mutable-content":false,"alert":"x"}}"#),
         ])
 
     static let badgeInvalid = LintRule(
         .badgeInvalid, .error, .keys,
         summary: "badge is not a whole number from 0 up.",
-        rationale: "badge is \"the number to display as the badge of the app icon\"; 0 removes it (seed 000, Table 5-1). Negative or fractional numbers have no badge to show.",
+        rationale: "badge is \"the number to display in a badge on your app's icon\"; 0 removes it (\(AppleDocument.generatingARemoteNotification), Table 1). Negative or fractional numbers have no badge to show.",
         triggering: [LintExample(#"{"aps":{"badge":-1}}"#), LintExample(#"{"aps":{"badge":2.5}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"badge":0}}"#), LintExample(#"{"aps":{"badge":99}}"#)])
 
     static let flagNotOne = LintRule(
         .flagNotOne, .warning, .keys,
-        summary: "content-available, mutable-content or input-push-token is not 1 (or content-changed is not true).",
-        rationale: "These flags take effect with the value 1 (seed 000, Table 5-1; seed 001, Table 1; reference §5); content-changed with true (reference §1.3). Any other value does not do what it looks like: omit the key instead.",
-        triggering: [LintExample(#"{"aps":{"content-available":0}}"#), LintExample(#"{"aps":{"mutable-content":2,"alert":"x"}}"#), LintExample(#"{"aps":{"content-changed":false}}"#)],
+        summary: "content-available, mutable-content or input-push-token is not the number 1 (or content-changed is not true).",
+        rationale: "These flags take effect with the value 1 (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)); content-changed with true (\(AppleDocument.widgetPushes)). 0 and false do nothing: omit the key instead. true is read as 1 by the device, but Apple documents the number.",
+        triggering: [
+            LintExample(#"{"aps":{"content-available":0}}"#), LintExample(#"{"aps":{"mutable-content":2,"alert":"x"}}"#),
+            LintExample(#"{"aps":{"content-changed":false}}"#), LintExample(#"{"aps":{"content-available":false}}"#),
+            LintExample(#"{"aps":{"mutable-content":true,"alert":"x"}}"#),
+        ],
         nonTriggering: [LintExample(#"{"aps":{"content-available":1}}"#), LintExample(#"{"aps":{"content-changed":true}}"#)])
 
     static let soundInvalid = LintRule(
         .soundInvalid, .error, .keys,
         summary: "The sound is empty, or the critical-alert dictionary has critical other than 0 or 1 or a volume outside 0 to 1.",
-        rationale: "sound names a file or \"default\"; the critical dictionary takes critical 1 and a volume between 0 (silent) and 1 (full volume) (seed 001, Table 3).",
+        rationale: "sound names a file or \"\(Sound.defaultName)\"; the critical dictionary takes critical 1 and a volume between 0 (silent) and 1 (full volume) (\(AppleDocument.generatingARemoteNotification), Table 3).",
         triggering: [LintExample(#"{"aps":{"sound":""}}"#), LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1.5}}}"#), LintExample(#"{"aps":{"sound":{"critical":2,"name":"a.caf"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"default","volume":0.8}}}"#), LintExample(#"{"aps":{"sound":"chime.aiff"}}"#)])
 
     static let interruptionLevelInvalid = LintRule(
         .interruptionLevelInvalid, .error, .keys,
         summary: "interruption-level is not passive, active, time-sensitive or critical.",
-        rationale: "The four values correspond to UNNotificationInterruptionLevel (seed 001, Table 1).",
+        rationale: "The four values correspond to UNNotificationInterruptionLevel (\(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"urgent"}}"#), LintExample(#"{"aps":{"alert":"x","interruption-level":"timeSensitive"}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"time-sensitive"}}"#)])
 
     static let relevanceScoreRange = LintRule(
         .relevanceScoreRange, .warning, .keys,
         summary: "relevance-score is outside 0 to 1 on a notification that is not a Live Activity update.",
-        rationale: "relevance-score is \"a number between 0 and 1\"; only Live Activity updates may use any Double (seed 001, Table 1).",
+        rationale: "relevance-score is \"a number between 0 and 1\"; only Live Activity updates may use any number (\(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":75}}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":0.75}}"#), LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{},"relevance-score":75}}"#, pushType: "liveactivity")])
+        nonTriggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":0.75}}"#), LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"relevance-score":75}}"#, pushType: "liveactivity")])
 
     static let liveActivityEventInvalid = LintRule(
         .liveActivityEventInvalid, .error, .keys,
         summary: "event is not start, update or end.",
-        rationale: "\"To start the Live Activity, use start. To update the Live Activity, use update. To end the Live Activity, use end\" (seed 001, Table 1).",
-        triggering: [LintExample(#"{"aps":{"event":"stop","timestamp":1}}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"event":"end","timestamp":1}}"#)])
+        rationale: "\"To start the Live Activity, use start. To update the Live Activity, use update. To end the Live Activity, use end\" (\(AppleDocument.generatingARemoteNotification), Table 1).",
+        triggering: [LintExample(#"{"aps":{"event":"stop","timestamp":1700000000}}"#)],
+        nonTriggering: [LintExample(#"{"aps":{"event":"end","timestamp":1700000000}}"#)])
 
     static let dateInMilliseconds = LintRule(
         .dateInMilliseconds, .warning, .keys,
         summary: "timestamp, stale-date or dismissal-date looks like milliseconds.",
-        rationale: "These are UNIX timestamps in seconds (seed 001, Table 1; reference §5). A value above 10^11 is in the year 5138 as seconds, so it is almost certainly milliseconds.",
+        rationale: "These are UNIX times in seconds (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)). A value above 10^11 is in the year 5138 as seconds, so it is almost certainly milliseconds.",
         triggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000000,"content-state":{}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{}}}"#)])
+
+    static let dateImplausible = LintRule(
+        .dateImplausible, .warning, .keys,
+        summary: "A Live Activity timestamp or stale-date before Live Activities existed (0, or before 2022), or a date after 2100.",
+        rationale: "ActivityKit ignores an update whose timestamp is older than the one it holds, so 0 or a date before Live Activities existed (iOS 16.1, 2022) makes every later real update look newer and this one lost; a stale-date that long past makes the activity stale at once (\(AppleDocument.liveActivityPushes)). A date after 2100 is a unit or arithmetic slip. A dismissal-date in the past is allowed: it removes the activity at once.",
+        triggering: [
+            LintExample(#"{"aps":{"event":"update","timestamp":0,"content-state":{}}}"#),
+            LintExample(#"{"aps":{"event":"update","timestamp":1500000000,"content-state":{}}}"#),
+            LintExample(#"{"aps":{"event":"update","timestamp":1700000000,"stale-date":17000000000,"content-state":{}}}"#),
+        ],
+        nonTriggering: [
+            LintExample(#"{"aps":{"event":"update","timestamp":1700000000,"stale-date":1700003600,"content-state":{}}}"#),
+            LintExample(#"{"aps":{"event":"end","timestamp":1700000000,"dismissal-date":0,"content-state":{}}}"#),
+        ])
 
     static let unknownAPSKey = LintRule(
         .unknownAPSKey, .warning, .keys,
         summary: "aps holds a key Apple does not define.",
-        rationale: "\"Don't add your own custom keys to the aps dictionary; APNs ignores custom keys. Instead, add your custom keys as peers of the aps dictionary\" (seed 001). A near miss of an Apple key (content_available, threadId) silently does nothing.",
+        rationale: "\"Don't add your own custom keys to the aps dictionary\"; \"add your custom keys as peers of the aps dictionary\" (\(AppleDocument.generatingARemoteNotification)). A custom key inside aps still reaches the app, but a future Apple key of the same name would change what it means; a near miss of an Apple key (content_available, threadId) silently does nothing.",
         triggering: [LintExample(#"{"aps":{"content_available":1}}"#), LintExample(#"{"aps":{"alert":"x","gameID":"1"}}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"content-available":1},"gameID":"1"}"#)])
+        nonTriggering: [LintExample(#"{"aps":{"content-available":1},"gameID":"1"}"#), LintExample.headers(#"{"aps":{"alert":{"title":"Boarding","body":"Gate 5","action":"View"},"url-args":["boarding","A5"]}}"#, topic: "web.com.example.airline")])
 
     static let unknownAlertKey = LintRule(
         .unknownAlertKey, .warning, .keys,
         summary: "The alert dictionary holds a key Apple does not define.",
-        rationale: "The alert dictionary has a fixed set of keys (seed 000, Table 5-2; seed 001, Table 2); others are ignored.",
+        rationale: "The alert dictionary has a fixed set of keys (\(AppleDocument.generatingARemoteNotification), Table 2; the legacy ones of the \(AppleDocument.legacyProgrammingGuide)); others are ignored.",
         triggering: [LintExample(#"{"aps":{"alert":{"titel":"Hi","body":"b"}}}"#), LintExample(#"{"aps":{"alert":{"body":"b","sound":"default"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Hi","subtitle":"s","body":"b"}}}"#)])
 
     static let unknownSoundKey = LintRule(
         .unknownSoundKey, .warning, .keys,
         summary: "The critical-alert sound dictionary holds a key Apple does not define.",
-        rationale: "The sound dictionary has three keys: critical, name and volume (seed 001, Table 3).",
+        rationale: "The sound dictionary has three keys: \(SoundKey.keys.map(\.description).joined(separator: ", ")) (\(AppleDocument.generatingARemoteNotification), Table 3).",
         triggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","level":1}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1}}}"#)])
 
     static let legacyAlertKey = LintRule(
         .legacyAlertKey, .info, .keys,
         summary: "The alert uses a legacy key: action-loc-key, action, summary-arg or summary-arg-count.",
-        rationale: "These keys are in the older guide (seed 000, Table 5-2) and libraries still send them, but Apple's current table (seed 001, Table 2) no longer lists them; current systems take actions from the category instead.",
-        triggering: [LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker","action-loc-key":"PLAY"}}}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"category":"GAME_INVITATION"}}"#)])
+        rationale: "These keys are in the \(AppleDocument.legacyProgrammingGuide) and libraries still send them, but \(AppleDocument.generatingARemoteNotification) no longer lists them: action buttons come from the notification's category, and the summary keys served the notification summaries of iOS 12 to 14. In a Safari website push (topic web.…) action is current: it labels the action button (\(AppleDocument.websitesProgrammingGuide)).",
+        triggering: [
+            LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker","action-loc-key":"PLAY"}}}"#),
+            LintExample(#"{"aps":{"alert":{"body":"3 new photos","summary-arg":"Ann"}}}"#),
+        ],
+        nonTriggering: [
+            LintExample(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"category":"GAME_INVITATION"}}"#),
+            LintExample.headers(#"{"aps":{"alert":{"title":"Boarding","body":"Gate 5","action":"View"},"url-args":["A5"]}}"#, topic: "web.com.example.airline"),
+        ])
 
     static let customValueNull = LintRule(
         .customValueNull, .warning, .keys,
         summary: "A custom key beside aps has the value null.",
-        rationale: "\"Custom values must use the JSON structured and primitive types: dictionary (object), array, string, number, and Boolean\" (seed 000). null is not among them; omit the key.",
+        rationale: "\"Custom values must use the JSON structured and primitive types: dictionary (object), array, string, number, and Boolean\" (\(AppleDocument.legacyProgrammingGuide)). null is not among them; omit the key.",
         triggering: [LintExample(#"{"aps":{"alert":"x"},"gameID":null}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x"},"gameID":"12345678","tags":[null]}"#)])
 }
@@ -109,12 +135,14 @@ extension LintPass {
         switch key {
         case .alert: ([.string, .object], "a string or a dictionary")
         case .sound: ([.string, .object], "a sound name or a critical-alert dictionary")
-        case .badge, .contentAvailable, .mutableContent, .relevanceScore, .timestamp, .staleDate, .dismissalDate,
-             .inputPushToken: ([.number], "a number")
+        case .badge, .relevanceScore, .timestamp, .staleDate, .dismissalDate: ([.number], "a number")
+        // A Boolean flag is read as 0 or 1 by the device: flag-not-one speaks, not key-type.
+        case .contentAvailable, .mutableContent, .inputPushToken: ([.number, .bool], "the number 1")
         case .threadID, .category, .targetContentID, .interruptionLevel, .filterCriteria, .event, .attributesType,
              .inputPushChannel: ([.string], "a string")
         case .contentState, .attributes: ([.object], "a dictionary")
         case .contentChanged: ([.bool], "true")
+        case .urlArgs: ([.array], "an array of strings")
         }
     }
 
@@ -154,6 +182,10 @@ extension LintPass {
         case .contentAvailable, .mutableContent, .inputPushToken:
             if let number = value.number, number.integralValue != 1 {
                 report(.flagNotOne, "\"\(key)\": \(number.text) has no effect; the value that works is 1 (omit the key otherwise)", at: value)
+            } else if value.boolValue == false {
+                report(.flagNotOne, "\"\(key)\": false has no effect, like 0; the value that works is 1 (omit the key otherwise)", at: value)
+            } else if value.boolValue == true {
+                report(.flagNotOne, "\"\(key)\": true is read as 1 by the device, but Apple documents the number: write 1", at: value)
             }
         case .contentChanged:
             if value.boolValue == false {
@@ -177,8 +209,15 @@ extension LintPass {
                 report(.liveActivityEventInvalid, "event \"\(event)\" is not start, update or end", at: value)
             }
         case .timestamp, .staleDate, .dismissalDate:
-            if let seconds = value.doubleValue, seconds > Double(Expiration.millisecondsThreshold) {
+            guard let seconds = value.doubleValue else { break }
+            if seconds > Double(Expiration.millisecondsThreshold) {
                 report(.dateInMilliseconds, "\"\(key)\": \(value.sourceText) is in the year \(Self.year(ofEpochSeconds: seconds)) as seconds; it looks like milliseconds (divide by 1000)", at: value)
+            } else if seconds > Self.latestPlausibleDate {
+                report(.dateImplausible, "\"\(key)\": \(value.sourceText) is in the year \(Self.year(ofEpochSeconds: seconds)); check the unit and the arithmetic (UNIX seconds)", at: value)
+            } else if key != .dismissalDate, seconds < Self.liveActivitiesIntroduced {
+                let when = seconds <= 0 ? "is \(value.sourceText)" : "is in \(Self.year(ofEpochSeconds: seconds))"
+                let effect = key == .timestamp ? "every later update looks newer and this one is ignored" : "the activity is stale at once"
+                report(.dateImplausible, "\"\(key)\" \(when), before Live Activities existed (2022): \(effect); send the current UNIX time in seconds", at: value)
             }
         default:
             break
@@ -193,8 +232,11 @@ extension LintPass {
                 continue
             }
             let value = member.value
-            if key.isLegacy {
-                report(.legacyAlertKey, "\"\(key)\" is a legacy key, not in Apple's current alert table; actions come from the category now", atKeyOf: member)
+            if key.isLegacy, !(key == .action && isWebsitePush) {
+                let why = key == .summaryArg || key == .summaryArgCount
+                    ? "it served the notification summaries of iOS 12 to 14, which later systems do not show"
+                    : "action buttons come from the notification's category now"
+                report(.legacyAlertKey, "\"\(key)\" is a legacy key, not in Apple's current alert table: \(why)", atKeyOf: member)
             }
             switch key {
             case .title, .subtitle, .body:
@@ -287,11 +329,21 @@ extension LintPass {
         } else if let others, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
         } else if rule == .unknownAPSKey {
-            report(rule, "\"\(key)\" is not an Apple key; APNs ignores custom keys inside aps: move it beside aps", atKeyOf: member)
+            report(rule, "\"\(key)\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps", atKeyOf: member)
         } else {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored", atKeyOf: member)
         }
     }
+
+    /// Whether this is a Safari website push: by its topic, or by `url-args`, a key only
+    /// website pushes carry.
+    var isWebsitePush: Bool { context.isWebsitePush || apsValues.has(.urlArgs) }
+
+    /// 2022-01-01T00:00:00Z: Live Activities arrived with iOS 16.1 in October 2022, so a Live
+    /// Activity date before this year cannot be real.
+    static let liveActivitiesIntroduced: Double = 1_640_995_200
+    /// 2100-01-01T00:00:00Z: a later date is a unit or arithmetic slip.
+    static let latestPlausibleDate: Double = 4_102_444_800
 
     /// The calendar year of a UNIX time (for messages only).
     static func year(ofEpochSeconds seconds: Double) -> Int {

@@ -6,28 +6,28 @@ extension LintRule {
     static let silentWithVisibleContent = LintRule(
         .silentWithVisibleContent, .warning, .silent,
         summary: "content-available is 1 but the payload also has alert, sound or badge.",
-        rationale: "\"For a silent notification, take care to ensure there is no alert, sound, or badge payload in the aps dictionary. If you don't follow this guidance, the incorrectly-configured notification might be throttled and not delivered to the app in the background, and instead of being silent is displayed to the user\" (seed 000, \"Configuring a Silent Notification\").",
+        rationale: "\"For a silent notification, take care to ensure there is no alert, sound, or badge payload in the aps dictionary. If you don't follow this guidance, the incorrectly-configured notification might be throttled and not delivered to the app in the background, and instead of being silent is displayed to the user\" (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\").",
         triggering: [LintExample(#"{"aps":{"content-available":1,"alert":"New content"}}"#), LintExample(#"{"aps":{"content-available":1,"badge":1}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"content-available":1},"acme":"sync"}"#)])
 
     static let backgroundWithVisibleContent = LintRule(
         .backgroundWithVisibleContent, .error, .silent,
         summary: "A background push carries alert, sound or badge.",
-        rationale: "Push type background is for notifications that \"do not interact with the user\" (seed 003, \"Push type\"); aps must hold only content-available (reference §9, A-BG). Send visible notifications as alert pushes.",
+        rationale: "Push type background is for notifications that deliver content in the background and do not interact with the user (Apple's \(AppleDocument.sendingNotificationRequests)); aps holds only \(APSKey.contentAvailable) (\(AppleDocument.pushingBackgroundUpdates)). Send visible notifications as alert pushes.",
         triggering: [LintExample.headers(#"{"aps":{"content-available":1,"sound":"default"}}"#, pushType: "background", priority: "5")],
         nonTriggering: [LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "background", priority: "5")])
 
     static let backgroundWithoutContentAvailable = LintRule(
         .backgroundWithoutContentAvailable, .error, .silent,
         summary: "A background push lacks content-available: 1, so the app is not woken.",
-        rationale: "A background update is aps with content-available set to 1 (seed 001, Table 1; reference §9, A-BG). Without it the push wakes nothing.",
+        rationale: "A background update is aps with \(APSKey.contentAvailable) set to 1 (Apple's \(AppleDocument.pushingBackgroundUpdates)). Without it the push wakes nothing.",
         triggering: [LintExample.headers(#"{"aps":{},"acme":"sync"}"#, pushType: "background", priority: "5")],
         nonTriggering: [LintExample.headers(#"{"aps":{"content-available":1},"acme":"sync"}"#, pushType: "background", priority: "5")])
 
     static let backgroundPriority = LintRule(
         .backgroundPriority, .error, .silent,
         summary: "A background push is sent with priority 10 (also the default when apns-priority is absent).",
-        rationale: "\"Notifications with push type background must use priority 5. Using priority 10 is an error\" (reference §1.2, A-SEND; seed 003, \"Priority\"). apns-priority defaults to 10, so leaving it out is the same mistake. APNs tends to accept such pushes and then not deliver them.",
+        rationale: "Background pushes must use priority \(PushPriority.conservePower): \"Using priority 10 is an error\" (Apple's \(AppleDocument.sendingNotificationRequests)). \(APNsHeader.priority) defaults to \(PushPriority.default), so leaving it out is the same mistake. APNs is reported to accept such pushes and then not deliver them.",
         triggering: [
             LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "background", priority: "10"),
             LintExample.request(#"{"aps":{"content-available":1}}"#, pushType: "background", topic: "com.example.app"),
@@ -59,7 +59,7 @@ extension LintPass {
         let backgroundOnly = pushType == .background || (context.pushType == nil && wakesApp && !hasVisibleContent)
         if backgroundOnly, context.effectivePriority == .immediate {
             let how = context.priority == nil ? "apns-priority is absent, so it is 10" : "apns-priority is 10"
-            report(.backgroundPriority, "\(how); background pushes must use priority 5", at: .header(APNsHeader.priority))
+            report(.backgroundPriority, "\(how); background pushes must use priority \(PushPriority.conservePower)", at: .header(APNsHeader.priority))
         }
     }
 }

@@ -25,34 +25,46 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Writes everything in `bytes` to a file descriptor, retrying short writes.
-func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) {
+/// Writes everything in `bytes` to a file descriptor, retrying short writes; `errno` of the
+/// failure when a write fails.
+func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
     var offset = 0
     while offset < bytes.count {
         let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
         if written < 0 {
             if errno == EINTR { continue }
-            return
+            return errno
         }
         offset += written
     }
+    return nil
 }
 
-/// Writes a string to standard output, unbuffered.
+/// Writes to standard output, unbuffered. Output that cannot be written (a full disk, a closed
+/// stream) ends the command with status 2 and the system's reason: a result that was not
+/// delivered is not a success.
+func writeStandardOutput(_ bytes: UnsafeRawBufferPointer) {
+    guard let failure = writeAll(bytes, to: STDOUT_FILENO) else { return }
+    writeStandardError("herald: error: cannot write to standard output: \(String(cString: strerror(failure)))\n")
+    exit(ExitStatus.usage)
+}
+
+/// Writes a string to standard output; see ``writeStandardOutput(_:)-(UnsafeRawBufferPointer)``.
 func writeStandardOutput(_ text: String) {
     var text = text
-    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: STDOUT_FILENO) }
+    text.withUTF8 { writeStandardOutput(UnsafeRawBufferPointer($0)) }
 }
 
-/// Writes bytes to standard output, unbuffered.
+/// Writes bytes to standard output; see ``writeStandardOutput(_:)-(UnsafeRawBufferPointer)``.
 func writeStandardOutput(_ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { writeAll($0, to: STDOUT_FILENO) }
+    bytes.withUnsafeBytes { writeStandardOutput($0) }
 }
 
 /// Writes a string to standard error.
 func writeStandardError(_ text: String) {
     var text = text
-    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
+    // Nowhere left to report a failure to write the report of a failure.
+    text.withUTF8 { _ = writeAll(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
 }
 
 /// Whether a descriptor is a terminal (for colours and the trailing newline).

@@ -1,0 +1,91 @@
+/// An APNs request's header fields as they travel: names and values, in order, repeats kept.
+///
+/// This is the wire form that the client writes and the mock reads, and what the linter
+/// reports on (an invalid value is kept as sent, so it can be named). ``APNsRequestHeaders`` is
+/// the typed form; it parses from and writes to these fields. Names are stored in lowercase, as
+/// HTTP/2 sends them.
+///
+/// ```swift
+/// var fields = APNsHeaderFields()
+/// fields[APNsHeader.priority] = "5"
+/// fields.append(name: ":path", value: "/3/device/" + token)
+/// ```
+public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One header field.
+    public struct Field: Sendable, Hashable {
+        /// The name, in lowercase.
+        public var name: String
+        /// The value, as sent.
+        public var value: String
+
+        /// A field; the name is lowercased.
+        public init(name: String, value: String) {
+            self.name = name.lowercased()
+            self.value = value
+        }
+    }
+
+    /// The fields, in order.
+    public private(set) var fields: [Field]
+
+    /// No fields.
+    public init() {
+        fields = []
+    }
+
+    /// The given fields, in order.
+    public init(_ fields: some Sequence<Field>) {
+        self.fields = Array(fields)
+    }
+
+    /// Fields from a literal: `[APNsHeader.pushType: "alert"]`.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// Appends a field (a repeat of a name is kept: APNs answers `DuplicateHeaders`).
+    public mutating func append(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// The first value of a header, or `nil`. Setting replaces every field of that name by one
+    /// (or removes them all when `nil`).
+    public subscript(name: String) -> String? {
+        get {
+            let name = name.lowercased()
+            return fields.first { $0.name == name }?.value
+        }
+        set {
+            let name = name.lowercased()
+            if let newValue {
+                if let first = fields.firstIndex(where: { $0.name == name }) {
+                    fields[first].value = newValue
+                    fields = fields.enumerated().filter { $0.offset <= first || $0.element.name != name }.map(\.element)
+                } else {
+                    fields.append(Field(name: name, value: newValue))
+                }
+            } else {
+                fields.removeAll { $0.name == name }
+            }
+        }
+    }
+
+    /// Whether a header is present.
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// The names that occur more than once, in order of their second occurrence.
+    public var repeatedNames: [String] {
+        var seen = Set<String>()
+        var repeated: [String] = []
+        for field in fields where !seen.insert(field.name).inserted && !repeated.contains(field.name) {
+            repeated.append(field.name)
+        }
+        return repeated
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Iterates the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+}
