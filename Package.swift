@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 //
 // Herald: a Swift toolkit for Apple Push Notifications.
 //
@@ -14,7 +14,9 @@ import PackageDescription
 
 let package = Package(
     name: "Herald",
-    platforms: [.macOS(.v14)],
+    // Linux is the target; on Apple platforms the standard library's InlineArray (Swift 6.2)
+    // needs the 26 releases.
+    platforms: [.macOS(.v26), .iOS(.v26), .tvOS(.v26), .watchOS(.v26), .visionOS(.v26)],
     products: [
         .library(name: "HeraldJSON", targets: ["HeraldJSON"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
@@ -28,6 +30,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // `swift package generate-documentation`: the DocC catalogs, built in CI.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "HeraldJSON"),
@@ -39,7 +43,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice",
+                "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,10 +53,10 @@ let package = Package(
             path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
-        .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldPayload", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldLintTests", dependencies: ["HeraldLint", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldLocalization", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldDevice", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldLint", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldLintTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldPayload", "HeraldLocalization", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization", "HeraldDevice", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
     ]
 )

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 //
 // Herald's benchmarks: their own package, so `swift test` at the root stays fast.
 //
@@ -7,7 +7,7 @@ import PackageDescription
 
 let package = Package(
     name: "HeraldBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v26)],
     dependencies: [
         .package(name: "Herald", path: ".."),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),

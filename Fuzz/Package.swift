@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 //
 // libFuzzer entry points for Herald's parsers. Build and run with `Fuzz/run` (see README.md);
 // they are their own package so that `swift test` at the root never builds sanitizers.

@@ -17,7 +17,7 @@ extension NotificationRenderer {
     ///
     /// The device reads `userInfo` key by key; Herald assumes (as a property-list reader does)
     /// that a value of the wrong type is skipped rather than failing the whole notification.
-    /// So a value that ``Payload`` cannot decode (`"badge": "5"`) is dropped, the rest is
+    /// So a value that `Payload` cannot decode (`"badge": "5"`) is dropped, the rest is
     /// rendered, and the drop is reported as an error diagnostic with its position. For a key
     /// given twice, the last value is used, as `JSONSerialization` does.
     ///

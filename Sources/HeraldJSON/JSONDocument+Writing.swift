@@ -23,10 +23,10 @@ extension JSONDocument {
 
     /// The indented form, for people.
     public func prettyBytes() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(byteCount * 2)
+        var output = JSONBytes()
+        output.bytes.reserveCapacity(byteCount * 2)
         write(to: &output, style: .pretty)
-        return output
+        return output.bytes
     }
 
     /// Whether the source is already in compact canonical form (no whitespace, no escapes that
@@ -114,9 +114,9 @@ extension JSONValue {
 
     /// The compact form as bytes.
     public func compactBytes() -> [UInt8] {
-        var output: [UInt8] = []
+        var output = JSONBytes()
         write(to: &output)
-        return output
+        return output.bytes
     }
 
     /// The compact form as a string.
@@ -126,8 +126,8 @@ extension JSONValue {
 
     /// The indented form as a string.
     public var prettyString: String {
-        var output: [UInt8] = []
+        var output = JSONBytes()
         write(to: &output, style: .pretty)
-        return String(decoding: output, as: UTF8.self)
+        return String(decoding: output.bytes, as: UTF8.self)
     }
 }

@@ -10,18 +10,35 @@ public protocol JSONOutput {
     mutating func write(_ bytes: UnsafeRawBufferPointer)
 }
 
-extension Array: JSONOutput where Element == UInt8 {
+/// An output that collects the bytes in an array.
+///
+/// ```swift
+/// var writer = JSONWriter(output: JSONBytes())
+/// writer.beginObject()
+/// writer.endObject()
+/// writer.output.bytes   // Array("{}".utf8)
+/// ```
+public struct JSONBytes: JSONOutput, Sendable {
+    /// The bytes written so far.
+    public var bytes: [UInt8]
+
+    /// An empty output (or one that appends to `bytes`).
+    @inlinable
+    public init(_ bytes: [UInt8] = []) {
+        self.bytes = bytes
+    }
+
     /// Appends one byte.
     @inlinable
     public mutating func write(_ byte: UInt8) {
-        append(byte)
+        bytes.append(byte)
     }
 
     /// Appends a run of bytes.
     @inlinable
-    public mutating func write(_ bytes: UnsafeRawBufferPointer) {
+    public mutating func write(_ run: UnsafeRawBufferPointer) {
         // A typed buffer takes Array's memcpy fast path; a raw buffer would be copied byte by byte.
-        append(contentsOf: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: run.baseAddress?.assumingMemoryBound(to: UInt8.self), count: run.count))
     }
 }
 
@@ -106,7 +123,7 @@ extension Array where Element == UInt8 {
     /// Builds an array by writing JSON straight into its storage: one pass with room for
     /// `estimatedCount` bytes, and a second with the exact size only if that was too little.
     @inlinable
-    public init(writingJSON estimatedCount: Int, _ body: (inout JSONFixedBufferOutput) -> Void) {
+    package init(writingJSON estimatedCount: Int, _ body: (inout JSONFixedBufferOutput) -> Void) {
         var needed = 0
         self.init(unsafeUninitializedCapacity: estimatedCount) { buffer, initialized in
             var output = JSONFixedBufferOutput(UnsafeMutableRawBufferPointer(buffer))

@@ -33,7 +33,7 @@ public struct JSONParser: Sendable {
     }
 
     /// Every syntax error in `bytes` that can be found in one pass, in order; empty for valid
-    /// JSON. See ``parseRecovering(_:)``.
+    /// JSON. See ``parseRecovering(_:)-([UInt8])``.
     public func diagnose(_ bytes: [UInt8]) -> [JSONParseError] {
         parseRecovering(bytes).errors
     }

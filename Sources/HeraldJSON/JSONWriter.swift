@@ -13,13 +13,13 @@ public enum JSONWriterStyle: Sendable, Hashable {
 /// escaped (as `\b \f \n \r \t`, others as `\u00xx`).
 ///
 /// ```swift
-/// var writer = JSONWriter(output: [UInt8]())
+/// var writer = JSONWriter(output: JSONBytes())
 /// writer.beginObject()
 /// writer.key("aps"); writer.beginObject()
 /// writer.key("badge"); writer.integer(5)
 /// writer.endObject()
 /// writer.endObject()
-/// // writer.output == Array(#"{"aps":{"badge":5}}"#.utf8)
+/// // writer.output.bytes == Array(#"{"aps":{"badge":5}}"#.utf8)
 /// ```
 ///
 /// The writer does not check that calls form a valid document (a key outside an object, say);
@@ -121,12 +121,17 @@ public struct JSONWriter<Output: JSONOutput> {
         Self.writeInteger(Int64(value), to: &output)
     }
 
-    /// Writes a finite `Double` in its shortest form (see ``JSONNumber/init(_:)-(Double)``).
+    /// Writes a `Double` in its shortest form (see ``JSONNumber/init(_:)-(Double)``).
     ///
-    /// - Precondition: `value.isFinite`; JSON has no NaN or infinity.
+    /// JSON has no NaN or infinity: a non-finite value is written as `null`, as JavaScript's
+    /// `JSON.stringify` does. Check values first where that matters (`Payload` encoding
+    /// refuses them with an error naming the key).
     @inlinable
     public mutating func double(_ value: Double) {
-        precondition(value.isFinite, "JSON cannot represent \(value)")
+        guard value.isFinite else {
+            null()
+            return
+        }
         prepareForValue()
         if let integer = JSONNumber.exactInteger(value) {
             Self.writeInteger(integer, to: &output)

@@ -131,7 +131,20 @@ public struct LintTextRenderer: Sendable {
     }
 
     private func appendDecimal(_ value: Int, to output: inout [UInt8]) {
-        JSONWriter<[UInt8]>.writeInteger(Int64(value), to: &output)
+        // Digits straight into the buffer: line numbers are written for every finding.
+        var digits = InlineArray<20, UInt8>(repeating: 0)
+        var count = 0
+        var rest = value.magnitude
+        repeat {
+            digits[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            count += 1
+        } while rest > 0
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        while count > 0 {
+            count -= 1
+            output.append(digits[count])
+        }
     }
 
     /// The closing summary line.
@@ -155,7 +168,7 @@ public enum LintJSONRenderer {
 
     /// One file's object.
     public static func file(_ result: LintFileResult) -> [UInt8] {
-        var writer = JSONWriter(output: [UInt8]())
+        var writer = JSONWriter(output: JSONBytes())
         writer.beginObject()
         writer.key("path")
         writer.string(result.displayPath)
@@ -196,7 +209,7 @@ public enum LintJSONRenderer {
         }
         writer.endArray()
         writer.endObject()
-        return writer.output
+        return writer.output.bytes
     }
 
     /// The closing text with the summary.
@@ -210,7 +223,7 @@ public enum LintJSONRenderer {
 public enum LintSARIFRenderer {
     /// The opening text: tool, version and every rule.
     public static func begin(version: String) -> [UInt8] {
-        var writer = JSONWriter(output: [UInt8]())
+        var writer = JSONWriter(output: JSONBytes())
         writer.beginObject()
         writer.key("$schema")
         writer.string("https://json.schemastore.org/sarif-2.1.0.json")
@@ -264,7 +277,7 @@ public enum LintSARIFRenderer {
         writer.key("columnKind")
         writer.string("unicodeCodePoints")
         // The results array stays open for results(_:).
-        return writer.output + Array(#","results":["#.utf8)
+        return writer.output.bytes + Array(#","results":["#.utf8)
     }
 
     /// The text between two results.
@@ -276,7 +289,7 @@ public enum LintSARIFRenderer {
         for diagnostic in result.report.diagnostics {
             if !first { output.append(separator) }
             first = false
-            var writer = JSONWriter(output: [UInt8]())
+            var writer = JSONWriter(output: JSONBytes())
             writer.beginObject()
             writer.key("ruleId")
             writer.string(diagnostic.rule.rawValue)
@@ -335,7 +348,7 @@ public enum LintSARIFRenderer {
             writer.endObject()
             writer.endArray()
             writer.endObject()
-            output += writer.output
+            output += writer.output.bytes
         }
         return output
     }

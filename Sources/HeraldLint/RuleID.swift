@@ -76,7 +76,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     /// The id.
     public var description: String { rawValue }
 
-    /// The rule's position in ``allCases``, for bit sets and table lookups.
+    /// The rule's position in `allCases`, for bit sets and table lookups.
     ///
     /// An enum without payloads is stored as its declaration-order tag, one byte for fewer than
     /// 256 cases; reading the tag avoids hashing the raw value on the lint hot path. The layout is

@@ -51,8 +51,11 @@ public struct LocalizedStringFormatter: Sendable {
 
     /// Formats `format` with `arguments`.
     ///
-    /// - Parameter selectorArguments: arguments already used to choose a plural form, which
-    ///   are not reported as unused when the chosen form does not print them.
+    /// - Parameters:
+    ///   - format: the format string, from a strings table or the `loc-key` itself.
+    ///   - arguments: the `loc-args`.
+    ///   - selectorArguments: arguments already used to choose a plural form, which are not
+    ///     reported as unused when the chosen form does not print them.
     public func format(_ format: String, arguments: [String], selectorArguments: Set<Int> = []) -> Result {
         let scanned = LocalizedFormat(format)
         var text = ""

@@ -7,7 +7,8 @@ import HeraldJSON
 //         .badge(5)
 //         .sound(.default)
 //         .threadID("game-42")
-//         .custom("gameID", "12345678")
+//
+//     let tagged = try payload.custom("gameID", "12345678")   // custom keys can fail: see there
 
 extension Payload {
     // MARK: Factories
@@ -116,12 +117,35 @@ extension Payload {
 
     /// Adds or replaces a custom key beside `aps` (`nil` removes it).
     ///
-    /// - Precondition: `key` is not `"aps"`.
-    public func custom(_ key: String, _ value: JSONValue?) -> Payload {
-        precondition(key != PayloadKey.aps.description, "custom keys go beside aps; set aps through the APS model")
+    /// - Throws: ``PayloadBuildError`` when `key` is `aps`, which is not custom data (set it
+    ///   through ``aps``).
+    public func custom(_ key: String, _ value: JSONValue?) throws(PayloadBuildError) -> Payload {
+        guard key != PayloadKey.aps.description else {
+            throw PayloadBuildError(key: key, problem: "\"aps\" is Apple's dictionary, not custom data; set it through the aps property")
+        }
         var copy = self
         copy.custom[key] = value
         return copy
+    }
+
+    /// Adds or replaces a custom key beside `aps` with any `Encodable` value, encoded as a JSON
+    /// encoder would (a struct becomes an object, its properties in declaration order).
+    ///
+    /// ```swift
+    /// struct Match: Encodable { var id: Int; var teams: [String] }
+    /// let payload = try Payload.alert("Kick-off").custom("match", encoding: Match(id: 7, teams: ["A", "B"]))
+    /// ```
+    ///
+    /// - Throws: ``PayloadBuildError`` when `key` is `aps` or the value cannot be encoded as JSON
+    ///   (a NaN or infinite number, or an error from its own `encode(to:)`).
+    public func custom(_ key: String, encoding value: some Encodable) throws(PayloadBuildError) -> Payload {
+        let json: JSONValue
+        do {
+            json = try JSONValue(encoding: value)
+        } catch {
+            throw PayloadBuildError(key: key, problem: "the value cannot be encoded as JSON: \(error)")
+        }
+        return try custom(key, json)
     }
 
     private func updatingAPS(_ change: (inout APS) -> Void) -> Payload {

@@ -55,11 +55,11 @@ extension APS: Codable {
             case .filterCriteria: filterCriteria = try container.decode(String.self, forKey: codingKey)
             case .timestamp: timestamp = try container.decode(Double.self, forKey: codingKey)
             case .event: event = LiveActivityEvent(rawValue: try container.decode(String.self, forKey: codingKey))
-            case .contentState: contentState = try container.decode(JSONValue.self, forKey: codingKey).objectValue
+            case .contentState: contentState = try Self.decodeObject(container, codingKey)
             case .staleDate: staleDate = try container.decode(Double.self, forKey: codingKey)
             case .dismissalDate: dismissalDate = try container.decode(Double.self, forKey: codingKey)
             case .attributesType: attributesType = try container.decode(String.self, forKey: codingKey)
-            case .attributes: attributes = try container.decode(JSONValue.self, forKey: codingKey).objectValue
+            case .attributes: attributes = try Self.decodeObject(container, codingKey)
             case .inputPushToken: inputPushToken = try container.decode(Int.self, forKey: codingKey)
             case .inputPushChannel: inputPushChannel = try container.decode(String.self, forKey: codingKey)
             case .contentChanged: contentChanged = try container.decode(Bool.self, forKey: codingKey)
@@ -67,6 +67,16 @@ extension APS: Codable {
             }
         }
         otherKeys = JSONObject(members: others)
+    }
+
+    /// A dictionary value; anything else is a type mismatch, as ``Payload/init(decoding:options:)``
+    /// reports it.
+    static func decodeObject(_ container: KeyedDecodingContainer<AnyCodingKey>, _ key: AnyCodingKey) throws -> JSONObject {
+        guard case .object(let object) = try container.decode(JSONValue.self, forKey: key) else {
+            throw DecodingError.typeMismatch(JSONObject.self, DecodingError.Context(
+                codingPath: container.codingPath + [key], debugDescription: "\"\(key.stringValue)\" must be a dictionary"))
+        }
+        return object
     }
 
     /// Encodes the keys that are set, then ``otherKeys``.

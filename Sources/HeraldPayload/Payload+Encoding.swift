@@ -9,6 +9,23 @@ public struct PayloadEncodingError: Error, Sendable, Hashable, CustomStringConve
     public var description: String { "\(pointer) is not a finite number; JSON cannot represent NaN or infinity" }
 }
 
+/// Why a custom key cannot be added to a payload.
+public struct PayloadBuildError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The key.
+    public var key: String
+    /// What is wrong.
+    public var problem: String
+
+    /// Creates an error.
+    public init(key: String, problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    /// `custom key "…": problem`.
+    public var description: String { "custom key \"\(key)\": \(problem)" }
+}
+
 extension Payload {
     /// The compact JSON bytes, exactly as Herald sends them and APNs measures them.
     ///
@@ -33,6 +50,13 @@ extension Payload {
         output = writer.output
     }
 
+    /// Appends the compact JSON to a byte array.
+    public func encode(into bytes: inout [UInt8]) throws(PayloadEncodingError) {
+        var output = JSONBytes(consume bytes)
+        defer { bytes = output.bytes }
+        try encode(into: &output)
+    }
+
     /// The exact size of the encoded payload in bytes, without building it.
     public func encodedSize() throws(PayloadEncodingError) -> Int {
         var counter = JSONByteCounter()
@@ -46,8 +70,7 @@ extension Payload {
     }
 
     /// Writes the payload as the next value of a writer (for embedding it in a larger document).
-    ///
-    /// - Precondition: every `Double` in the payload is finite.
+    /// A non-finite `Double` is written as `null`; ``encode()`` refuses it instead.
     public func write<Output: JSONOutput>(to writer: inout JSONWriter<Output>) {
         writer.beginObject()
         if hasAPS {

@@ -6,7 +6,7 @@ import HeraldJSON
 /// name the JSON Pointer and line:column of the problem.
 ///
 /// ```swift
-/// let payload = Payload.alert(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker")
+/// let payload = try Payload.alert(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker")
 ///     .category("GAME_INVITATION")
 ///     .custom("gameID", "12345678")
 /// let bytes = try payload.encode()

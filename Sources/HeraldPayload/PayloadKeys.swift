@@ -9,7 +9,7 @@ import Darwin
 /// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
 /// Table 1 (seeds 000 and 001), the Live Activity keys of reference §5, and `content-changed`
 /// for widgets and controls (reference §1.3).
-public enum APSKey: KnownKey {
+public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `alert`: a string (the body) or a dictionary (``AlertKey``).
     case alert
     /// `badge`: the number on the app icon; `0` clears it.
@@ -96,12 +96,15 @@ public enum APSKey: KnownKey {
     /// Every key, in declaration order.
     public static let keys = allCases
     /// Spellings to ordinals.
-    public static let table = KeyTable(keys.map(\.name))
+    package static let table = KeyTable(keys.map(\.name))
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
 }
 
 /// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
 /// legacy keys libraries still send, reference §8.1).
-public enum AlertKey: KnownKey {
+public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `title`.
     case title
     /// `subtitle` (iOS 10).
@@ -165,11 +168,14 @@ public enum AlertKey: KnownKey {
     /// Every key, in declaration order.
     public static let keys = allCases
     /// Spellings to ordinals.
-    public static let table = KeyTable(keys.map(\.name))
+    package static let table = KeyTable(keys.map(\.name))
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
 }
 
 /// The keys of the critical-alert `sound` dictionary (seed Table 3).
-public enum SoundKey: KnownKey {
+public enum SoundKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `critical`: `1` for a critical alert.
     case critical
     /// `name`: the sound file, or `"default"`.
@@ -189,7 +195,10 @@ public enum SoundKey: KnownKey {
     /// Every key, in declaration order.
     public static let keys = allCases
     /// Spellings to ordinals.
-    public static let table = KeyTable(keys.map(\.name))
+    package static let table = KeyTable(keys.map(\.name))
+
+    /// The key as written in JSON.
+    public var description: String { name.description }
 }
 
 /// Top-level payload keys with a meaning to Apple's tools.
@@ -206,7 +215,9 @@ public enum PayloadKey {
 }
 
 /// A fixed set of JSON keys with Apple-defined spellings (`aps`, `alert` and `sound` keys).
-public protocol KnownKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
+///
+/// Package access: the key sets are Apple's, so this is not an extension point.
+package protocol KnownKey: CaseIterable, Sendable, Hashable, CustomStringConvertible {
     /// The key as written in JSON.
     var name: StaticString { get }
     /// Every key, in declaration order (cached: `allCases` builds a new array on each call).
@@ -216,22 +227,19 @@ public protocol KnownKey: CaseIterable, Sendable, Hashable, CustomStringConverti
 }
 
 extension KnownKey {
-    /// The key as written in JSON.
-    public var description: String { name.description }
-
     /// The key's position in ``keys``, for tables indexed by key.
     ///
     /// Keys are enums without payloads, stored as their one-byte declaration-order tag; tests check
     /// `ordinal` against `allCases` for every key.
     @inlinable @inline(__always)
-    public var ordinal: Int {
+    package var ordinal: Int {
         precondition(MemoryLayout<Self>.size == 1, "known keys are one-byte enums")
         return withUnsafeBytes(of: self) { Int($0[0]) }
     }
 
     /// The key spelled `name`, if it is one of these.
     @inlinable
-    public init?(_ name: String) {
+    package init?(_ name: String) {
         var name = name
         guard let ordinal = name.withUTF8({ Self.table.ordinal(of: UnsafeRawBufferPointer($0)) }) else { return nil }
         self.init(ordinal: ordinal)
@@ -239,7 +247,7 @@ extension KnownKey {
 
     /// The key whose UTF-8 spelling is `bytes`, without allocating.
     @inlinable
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+    package init?(utf8 bytes: UnsafeRawBufferPointer) {
         guard let ordinal = Self.table.ordinal(of: bytes) else { return nil }
         self.init(ordinal: ordinal)
     }
@@ -260,7 +268,7 @@ extension KnownKey {
 /// freed, so lookups from many threads read them without touching a reference count (shared
 /// arrays would make every lookup retain and release the same object from every core).
 /// `@unchecked Sendable` is sound because the buffers are written only in `init`.
-public struct KeyTable: @unchecked Sendable {
+package struct KeyTable: @unchecked Sendable {
     /// Every spelling, concatenated.
     @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
     /// Offset into `bytes` and ordinal per spelling, grouped by length.
@@ -270,7 +278,7 @@ public struct KeyTable: @unchecked Sendable {
     @usableFromInline let starts: UnsafeBufferPointer<Int32>
 
     /// A table of the given spellings, in ordinal order.
-    public init(_ names: [StaticString]) {
+    package init(_ names: [StaticString]) {
         let longest = names.map(\.utf8CodeUnitCount).max() ?? 0
         var bytes: [UInt8] = []
         var offsets: [Int32] = []
@@ -299,7 +307,7 @@ public struct KeyTable: @unchecked Sendable {
 
     /// The ordinal of the key spelled `key`.
     @inlinable
-    public func ordinal(of key: UnsafeRawBufferPointer) -> Int? {
+    package func ordinal(of key: UnsafeRawBufferPointer) -> Int? {
         let length = key.count
         guard length > 0, length + 1 < starts.count else { return nil }
         let lower = Int(starts[length])

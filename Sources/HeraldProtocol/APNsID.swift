@@ -26,8 +26,15 @@ public struct APNsID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A UUID from 16 bytes (version and variant bits are kept as given).
-    public init(bytes: [UInt8]) {
-        precondition(bytes.count == 16, "a UUID has 16 bytes")
+    ///
+    /// - Throws: ``APNsIDError/wrongByteCount(_:)`` unless there are exactly 16 bytes.
+    public init(bytes: [UInt8]) throws(APNsIDError) {
+        guard bytes.count == 16 else { throw .wrongByteCount(bytes.count) }
+        self.uuidString = Self.canonicalText(bytes)
+    }
+
+    /// 8-4-4-4-12 lowercase hex of 16 bytes.
+    private static func canonicalText(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".unicodeScalars)
         var text = ""
         for (index, byte) in bytes.enumerated() {
@@ -35,7 +42,11 @@ public struct APNsID: Sendable, Hashable, CustomStringConvertible {
             text.unicodeScalars.append(digits[Int(byte >> 4)])
             text.unicodeScalars.append(digits[Int(byte & 0xF)])
         }
-        self.uuidString = text
+        return text
+    }
+
+    private init(uuidString: String) {
+        self.uuidString = uuidString
     }
 
     /// A random (version 4) UUID.
@@ -49,7 +60,7 @@ public struct APNsID: Sendable, Hashable, CustomStringConvertible {
         var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        return APNsID(bytes: bytes)
+        return APNsID(uuidString: canonicalText(bytes))
     }
 
     /// Whether `text` is already canonical: a UUID in lowercase.
@@ -70,6 +81,8 @@ public enum APNsIDError: Error, Sendable, Hashable, CustomStringConvertible {
     case expectedHyphen(position: Int)
     /// A character that is not a hex digit (0-based position).
     case expectedHexDigit(position: Int)
+    /// Not 16 bytes (for ``APNsID/init(bytes:)``).
+    case wrongByteCount(Int)
 
     /// A sentence saying what is wrong and what was expected.
     public var description: String {
@@ -78,6 +91,7 @@ public enum APNsIDError: Error, Sendable, Hashable, CustomStringConvertible {
         case .wrongLength(let length): return "apns-id is \(length) characters; \(form)"
         case .expectedHyphen(let position): return "apns-id needs '-' at position \(position + 1); \(form)"
         case .expectedHexDigit(let position): return "apns-id has a non-hex character at position \(position + 1); \(form)"
+        case .wrongByteCount(let count): return "a UUID has 16 bytes, not \(count)"
         }
     }
 }

@@ -251,7 +251,7 @@ enum RuleCatalogPrinter {
             // A SARIF log with no results: tool.driver.rules holds the catalog.
             return String(decoding: LintSARIFRenderer.begin(version: Herald.configuration.version) + LintSARIFRenderer.end(), as: UTF8.self)
         case .json:
-            var writer = JSONWriter(output: [UInt8](), style: .pretty)
+            var writer = JSONWriter(output: JSONBytes(), style: .pretty)
             writer.beginArray()
             for rule in LintCatalog.rules {
                 writer.beginObject()
@@ -274,7 +274,7 @@ enum RuleCatalogPrinter {
                 writer.endObject()
             }
             writer.endArray()
-            return String(decoding: writer.output, as: UTF8.self) + "\n"
+            return String(decoding: writer.output.bytes, as: UTF8.self) + "\n"
         case .text:
             let width = LintCatalog.rules.map(\.id.rawValue.count).max() ?? 0
             var text = ""

@@ -36,7 +36,7 @@ struct JSONWriterTests {
 
     @Test("streaming writer with static keys, integers and booleans")
     func streaming() {
-        var writer = JSONWriter(output: [UInt8]())
+        var writer = JSONWriter(output: JSONBytes())
         writer.beginObject()
         writer.key("aps" as StaticString)
         writer.beginObject()
@@ -50,7 +50,7 @@ struct JSONWriterTests {
         writer.key("x")
         writer.number(0.1)
         writer.endObject()
-        #expect(String(decoding: writer.output, as: UTF8.self) == #"{"aps":{"badge":-9223372036854775808,"n":0,"t":true},"x":0.1}"#)
+        #expect(String(decoding: writer.output.bytes, as: UTF8.self) == #"{"aps":{"badge":-9223372036854775808,"n":0,"t":true},"x":0.1}"#)
     }
 
     @Test("byte counter agrees with the bytes written")

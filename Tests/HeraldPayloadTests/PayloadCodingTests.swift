@@ -1,3 +1,4 @@
+import Foundation
 import HeraldJSON
 import HeraldPayload
 import HeraldTestSupport
@@ -7,7 +8,7 @@ import Testing
 struct PayloadCodingTests {
     @Test("the builder writes the seed's Listing 1 byte for byte")
     func builderMatchesListing1() throws {
-        let payload = Payload.alert(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker")
+        let payload = try Payload.alert(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker")
             .category("GAME_INVITATION")
             .custom("gameID", "12345678")
         let listing = try JSONDocument(parsing: Fixtures.bytes("seeds/listing-1-alert.json"))
@@ -17,14 +18,14 @@ struct PayloadCodingTests {
 
     @Test("the builder writes the older guide's examples byte for byte")
     func builderMatchesLegacyExamples() throws {
-        let example2 = Payload(aps: APS(
+        let example2 = try Payload(aps: APS(
             alert: .content(AlertContent(title: "Game Request", body: "Bob wants to play poker", actionLocKey: "PLAY")),
             badge: 5))
             .custom("acme1", "bar")
             .custom("acme2", ["bang", "whiz"])
         #expect(try example2.encode() == JSONDocument(parsing: Fixtures.bytes("seeds/legacy-example-2.json")).compactBytes())
 
-        let example4 = Payload.localizedAlert(key: "GAME_PLAY_REQUEST_FORMAT", arguments: ["Jenna", "Frank"])
+        let example4 = try Payload.localizedAlert(key: "GAME_PLAY_REQUEST_FORMAT", arguments: ["Jenna", "Frank"])
             .sound("chime.aiff")
             .custom("acme", "foo")
         #expect(try example4.encode() == JSONDocument(parsing: Fixtures.bytes("seeds/legacy-example-4.json")).compactBytes())
@@ -96,7 +97,7 @@ struct PayloadCodingTests {
 
     @Test("non-ASCII is written as raw UTF-8 and counted in bytes")
     func rawUTF8() throws {
-        let payload = Payload.alert(title: "게임 요청", body: "Bob님이 포커를 하고 싶어 합니다 😀").custom("url", "https://example.com/a/b")
+        let payload = try Payload.alert(title: "게임 요청", body: "Bob님이 포커를 하고 싶어 합니다 😀").custom("url", "https://example.com/a/b")
         let text = try payload.encodedString()
         #expect(!text.contains("\\u"))
         #expect(text.contains("https://example.com/a/b"))
@@ -151,5 +152,38 @@ struct PayloadCodingTests {
         var buffer = Array("prefix:".utf8)
         try Payload.alert("hi").encode(into: &buffer)
         #expect(String(decoding: buffer, as: UTF8.self) == #"prefix:{"aps":{"alert":"hi"}}"#)
+    }
+
+    @Test("custom data: any Encodable, in declaration order; aps and non-finite numbers are refused")
+    func customEncodable() throws {
+        struct Team: Encodable { var name: String; var score: Int }
+        struct Match: Encodable { var id: Int; var live: Bool; var teams: [Team]; var note: String?; var odds: Double }
+        let payload = try Payload.alert("Kick-off").custom("match", encoding: Match(id: 7, live: true, teams: [Team(name: "A", score: 1)], note: nil, odds: 2.5))
+        #expect(try payload.encodedString() == #"{"aps":{"alert":"Kick-off"},"match":{"id":7,"live":true,"teams":[{"name":"A","score":1}],"odds":2.5}}"#)
+        // The same value through Foundation's JSONEncoder, read back, is the same JSON.
+        let foundation = try JSONEncoder().encode(Match(id: 7, live: true, teams: [Team(name: "A", score: 1)], note: nil, odds: 2.5))
+        #expect(try JSONDocument(parsing: Array(foundation)).root.value.isEquivalent(to: #require(payload.custom["match"])))
+        #expect(throws: PayloadBuildError.self) { try Payload.alert("x").custom("aps", "y") }
+        #expect(throws: PayloadBuildError.self) { try Payload.alert("x").custom("n", encoding: [Double.nan]) }
+        #expect(try Payload.alert("x").custom("n", encoding: ["b": 1]).custom["n"] == ["b": 1])
+    }
+
+    /// The Codable path and ``Payload/init(decoding:options:)`` agree on what is an error.
+    @Test("Codable and the decoder agree on wrong types", arguments: [
+        #"{"aps":{"content-state":[1,2]}}"#, #"{"aps":{"attributes":"x"}}"#, #"{"aps":{"badge":"5"}}"#,
+        #"{"aps":{"alert":7}}"#, #"{"aps":{"url-args":"a"}}"#, #"{"aps":{"content-available":true}}"#,
+        #"{"aps":{"content-state":{"a":1},"badge":2}}"#, #"{"aps":{"sound":{"volume":"x"}}}"#,
+    ])
+    func codableAgreesWithDecoder(json: String) throws {
+        let decoded = Result { try Payload(decoding: json) }
+        let codable = Result { try JSONDecoder().decode(Payload.self, from: Data(json.utf8)) }
+        switch (decoded, codable) {
+        case (.success(let herald), .success(let foundation)):
+            #expect(try herald.encode() == foundation.encode())
+        case (.failure, .failure):
+            break
+        default:
+            Issue.record("Payload(decoding:) \(decoded) but JSONDecoder \(codable)")
+        }
     }
 }

@@ -17,7 +17,7 @@ enum LintBenchmarks {
                 .threadID("orders").sound(.default).badge(1)
             while try payload.encodedSize() < size {
                 items.append(["sku": "SKU-\(items.count)", "qty": .number(JSONNumber(items.count % 7 + 1)), "note": "주문 상품 \(items.count)"])
-                payload = payload.custom("items", .array(items))
+                payload = try payload.custom("items", .array(items))
             }
             pool.append(try payload.encode())
         }

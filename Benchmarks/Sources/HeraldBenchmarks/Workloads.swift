@@ -29,12 +29,12 @@ enum Workloads {
                 "id": .number(JSONNumber(index)), "player": "플레이어 \(index)", "score": .number(JSONNumber(Double(index) * 1.5)!),
                 "url": "https://example.com/games/42/players/\(index)", "active": .bool(index % 2 == 0),
             ]
-            let candidate = payload.custom("items", .array(items + [item]))
+            let candidate = try! payload.custom("items", .array(items + [item]))
             if try! candidate.encodedSize() > 4000 { break }
             items.append(item)
             index += 1
         }
-        payload = payload.custom("items", .array(items)).custom("gameID", "12345678")
+        payload = try! payload.custom("items", .array(items)).custom("gameID", "12345678")
         return payload
     }()
 
