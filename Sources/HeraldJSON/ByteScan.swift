@@ -34,6 +34,15 @@ enum ByteScan {
         let count = bytes.count
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
+            // Two words per step: the three tests of each share one branch.
+            while index + 16 <= count {
+                let first = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let second = raw.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                let hits = controlBytes(first) | zeroBytes(first ^ (ones &* 0x22)) | zeroBytes(first ^ (ones &* 0x5C))
+                    | controlBytes(second) | zeroBytes(second ^ (ones &* 0x22)) | zeroBytes(second ^ (ones &* 0x5C))
+                if hits != 0 { break }
+                index += 16
+            }
             while index + 8 <= count {
                 let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 let hits = controlBytes(word) | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))

@@ -140,9 +140,11 @@ extension JSONDocument {
         public var count: Int { Int(entry.count) }
 
         /// The elements of an array, in order.
+        @inlinable
         public var elements: Elements { Elements(document: document, parent: index) }
 
         /// The members of an object, in source order, duplicates included.
+        @inlinable
         public var members: Members { Members(document: document, parent: index) }
 
         /// The value of the **last** member named `key` (as most JSON readers resolve duplicates),
@@ -174,22 +176,42 @@ extension JSONDocument {
         /// The value.
         public let value: Node
 
+        @inlinable
+        init(keyNode: Node, value: Node) {
+            self.keyNode = keyNode
+            self.value = value
+        }
+
         /// The decoded key.
         public var key: String { keyNode.stringValue ?? "" }
     }
 
     /// The elements of an array.
     public struct Elements: Sequence, Sendable {
-        let document: JSONDocument
-        let parent: Int
+        @usableFromInline let document: JSONDocument
+        @usableFromInline let parent: Int
+
+        @inlinable
+        init(document: JSONDocument, parent: Int) {
+            self.document = document
+            self.parent = parent
+        }
 
         /// An iterator over the elements.
         public struct Iterator: IteratorProtocol, Sendable {
-            let document: JSONDocument
-            var cursor: Int
-            var remaining: Int
+            @usableFromInline let document: JSONDocument
+            @usableFromInline var cursor: Int
+            @usableFromInline var remaining: Int
+
+            @inlinable
+            init(document: JSONDocument, cursor: Int, remaining: Int) {
+                self.document = document
+                self.cursor = cursor
+                self.remaining = remaining
+            }
 
             /// The next element.
+            @inlinable
             public mutating func next() -> Node? {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
@@ -200,6 +222,7 @@ extension JSONDocument {
         }
 
         /// Makes an iterator.
+        @inlinable
         public func makeIterator() -> Iterator {
             let entry = document.tape[parent]
             let count = entry.kind == .array ? Int(entry.count) : 0
@@ -212,16 +235,30 @@ extension JSONDocument {
 
     /// The members of an object.
     public struct Members: Sequence, Sendable {
-        let document: JSONDocument
-        let parent: Int
+        @usableFromInline let document: JSONDocument
+        @usableFromInline let parent: Int
+
+        @inlinable
+        init(document: JSONDocument, parent: Int) {
+            self.document = document
+            self.parent = parent
+        }
 
         /// An iterator over the members.
         public struct Iterator: IteratorProtocol, Sendable {
-            let document: JSONDocument
-            var cursor: Int
-            var remaining: Int
+            @usableFromInline let document: JSONDocument
+            @usableFromInline var cursor: Int
+            @usableFromInline var remaining: Int
+
+            @inlinable
+            init(document: JSONDocument, cursor: Int, remaining: Int) {
+                self.document = document
+                self.cursor = cursor
+                self.remaining = remaining
+            }
 
             /// The next member.
+            @inlinable
             public mutating func next() -> Member? {
                 guard remaining > 0 else { return nil }
                 remaining -= 1
@@ -233,6 +270,7 @@ extension JSONDocument {
         }
 
         /// Makes an iterator.
+        @inlinable
         public func makeIterator() -> Iterator {
             let entry = document.tape[parent]
             let count = entry.kind == .object ? Int(entry.count) : 0
@@ -308,40 +346,76 @@ extension JSONDocument {
 
 /// Resolves the escapes of a JSON string body that the parser has already validated.
 enum JSONStringUnescaper {
+    /// Decodes a string body with escapes. Runs between backslashes are copied whole, straight
+    /// into the string's storage; the result is never longer than the body (every escape
+    /// shrinks or keeps its length).
     static func unescape(_ body: UnsafeBufferPointer<UInt8>) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(body.count)
-        var index = 0
         let count = body.count
-        while index < count {
-            let byte = body[index]
-            guard byte == UInt8(ascii: "\\") else {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            let escape = body[index + 1]
-            index += 2
-            switch escape {
-            case UInt8(ascii: "b"): output.append(0x08)
-            case UInt8(ascii: "f"): output.append(0x0C)
-            case UInt8(ascii: "n"): output.append(0x0A)
-            case UInt8(ascii: "r"): output.append(0x0D)
-            case UInt8(ascii: "t"): output.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = UInt32(hex4(body, index))
-                index += 4
-                if scalar >= 0xD800 && scalar <= 0xDBFF {
-                    // The parser guarantees a low surrogate escape follows.
-                    let low = UInt32(hex4(body, index + 2))
-                    index += 6
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        guard let source = body.baseAddress, count > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: count) { output in
+            let target = output.baseAddress!
+            var written = 0
+            var index = 0
+            while index < count {
+                // Copy up to the next backslash in one go.
+                let rest = UnsafeRawPointer(source + index)
+                let found = memchr(rest, Int32(UInt8(ascii: "\\")), count - index)
+                let runEnd = found.map { index + (UnsafeRawPointer($0) - rest) } ?? count
+                if runEnd > index {
+                    (target + written).update(from: source + index, count: runEnd - index)
+                    written += runEnd - index
+                    index = runEnd
                 }
-                appendUTF8(scalar, to: &output)
-            default: output.append(escape) // \" \\ \/
+                guard index < count else { break }
+                let escape = source[index + 1]
+                index += 2
+                switch escape {
+                case UInt8(ascii: "b"): target[written] = 0x08; written += 1
+                case UInt8(ascii: "f"): target[written] = 0x0C; written += 1
+                case UInt8(ascii: "n"): target[written] = 0x0A; written += 1
+                case UInt8(ascii: "r"): target[written] = 0x0D; written += 1
+                case UInt8(ascii: "t"): target[written] = 0x09; written += 1
+                case UInt8(ascii: "u"):
+                    var scalar = UInt32(hex4(body, index))
+                    index += 4
+                    if scalar >= 0xD800 && scalar <= 0xDBFF {
+                        // The parser guarantees a low surrogate escape follows.
+                        let low = UInt32(hex4(body, index + 2))
+                        index += 6
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    written += writeUTF8(scalar, to: target + written)
+                default:
+                    target[written] = escape // \" \\ \/
+                    written += 1
+                }
             }
+            return written
         }
-        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Writes a scalar's UTF-8 at `target`; returns the byte count.
+    private static func writeUTF8(_ scalar: UInt32, to target: UnsafeMutablePointer<UInt8>) -> Int {
+        switch scalar {
+        case 0..<0x80:
+            target[0] = UInt8(scalar)
+            return 1
+        case 0x80..<0x800:
+            target[0] = UInt8(0xC0 | scalar >> 6)
+            target[1] = UInt8(0x80 | scalar & 0x3F)
+            return 2
+        case 0x800..<0x10000:
+            target[0] = UInt8(0xE0 | scalar >> 12)
+            target[1] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            target[2] = UInt8(0x80 | scalar & 0x3F)
+            return 3
+        default:
+            target[0] = UInt8(0xF0 | scalar >> 18)
+            target[1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+            target[2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            target[3] = UInt8(0x80 | scalar & 0x3F)
+            return 4
+        }
     }
 
     private static func hex4(_ body: UnsafeBufferPointer<UInt8>, _ start: Int) -> UInt16 {
@@ -358,22 +432,4 @@ enum JSONStringUnescaper {
         return value
     }
 
-    static func appendUTF8(_ scalar: UInt32, to output: inout [UInt8]) {
-        switch scalar {
-        case 0..<0x80:
-            output.append(UInt8(scalar))
-        case 0x80..<0x800:
-            output.append(UInt8(0xC0 | scalar >> 6))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            output.append(UInt8(0xE0 | scalar >> 12))
-            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            output.append(UInt8(0xF0 | scalar >> 18))
-            output.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        }
-    }
 }

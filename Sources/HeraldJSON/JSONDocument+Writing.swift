@@ -59,8 +59,20 @@ extension JSONDocument {
         return counter.count
     }
 
+    /// Writes a member's key at a tape index, in canonical form.
+    fileprivate func writeKey<Output: JSONOutput>(at index: Int, source: UnsafeRawBufferPointer, writer: inout JSONWriter<Output>) {
+        let keyEntry = tape[index]
+        if keyEntry.flag {
+            writer.key(decodeString(keyEntry))
+        } else {
+            writer.prepareForMember()
+            writer.output.write(UnsafeRawBufferPointer(rebasing: source[Int(keyEntry.start)..<Int(keyEntry.end)]))
+            writer.writeColon()
+        }
+    }
+
     /// Writes the value at `cursor` and advances `cursor` past its subtree.
-    private func writeValue<Output: JSONOutput>(
+    fileprivate func writeValue<Output: JSONOutput>(
         _ cursor: inout Int, source: UnsafeRawBufferPointer, writer: inout JSONWriter<Output>
     ) {
         let entry = tape[cursor]
@@ -88,18 +100,34 @@ extension JSONDocument {
             writer.beginObject()
             cursor += 1
             for _ in 0..<entry.count {
-                let keyEntry = tape[cursor]
-                if keyEntry.flag {
-                    writer.key(decodeString(keyEntry))
-                } else {
-                    writer.prepareForMember()
-                    writer.output.write(UnsafeRawBufferPointer(rebasing: source[Int(keyEntry.start)..<Int(keyEntry.end)]))
-                    writer.writeColon()
-                }
+                writeKey(at: cursor, source: source, writer: &writer)
                 cursor += 1
                 writeValue(&cursor, source: source, writer: &writer)
             }
             writer.endObject()
+        }
+    }
+}
+
+extension JSONWriter {
+    /// Writes a value of a parsed document (with its subtree) as the next value, in the form
+    /// ``JSONDocument/write(to:style:)`` gives it: number text as written, strings canonical.
+    /// A compact source is copied span by span, without building values.
+    public mutating func value(_ node: JSONDocument.Node) {
+        node.document.withUnsafeBytes { source in
+            var cursor = node.index
+            node.document.writeValue(&cursor, source: source, writer: &self)
+        }
+    }
+
+    /// Writes a member of a parsed document's object (its key, then its value) into the object
+    /// being written.
+    public mutating func member(_ member: JSONDocument.Member) {
+        let document = member.value.document
+        document.withUnsafeBytes { source in
+            document.writeKey(at: member.keyNode.index, source: source, writer: &self)
+            var cursor = member.value.index
+            document.writeValue(&cursor, source: source, writer: &self)
         }
     }
 }

@@ -24,6 +24,16 @@ enum KeySuggester {
     static let interruptionLevels = Candidates(InterruptionLevel.known.map(\.rawValue))
     static let pushTypes = Candidates(PushType.allCases.map(\.rawValue))
 
+    /// Whether a key could be a respelling of a lowercase kebab-case key: it has an underscore,
+    /// a space, a dot or an uppercase letter. Checked on the bytes first, so the common custom
+    /// key costs no string work.
+    static func mayBeRespelled(_ utf8: UnsafeRawBufferPointer) -> Bool {
+        utf8.contains { byte in
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: ".")
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
+    }
+
     /// The candidate `key` spells differently only in case and separators (`content_available`,
     /// `contentAvailable`, `Content-Available` for `content-available`), or `nil`. Stricter than
     /// ``suggestion(for:among:)``: for keys that may well be custom data.

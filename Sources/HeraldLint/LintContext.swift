@@ -8,7 +8,28 @@ import HeraldProtocol
 /// `apns-push-type`. A typed request converts with ``init(request:isSimulatorFile:)``.
 public struct LintContext: Sendable, Hashable {
     /// The header fields, as sent; `:path` carries the device token.
-    public var fields: APNsHeaderFields
+    public var fields: APNsHeaderFields {
+        didSet { values = HeaderValues(fields) }
+    }
+
+    /// The headers rules read, looked up once: a linter reads them for every payload.
+    private var values: HeaderValues
+
+    struct HeaderValues: Sendable, Hashable {
+        var pushType, priority, topic, collapseID, expiration, apnsID, deviceToken: String?
+
+        init(_ fields: APNsHeaderFields) {
+            pushType = fields[APNsHeader.pushType]
+            priority = fields[APNsHeader.priority]
+            topic = fields[APNsHeader.topic]
+            collapseID = fields[APNsHeader.collapseID]
+            expiration = fields[APNsHeader.expiration]
+            apnsID = fields[APNsHeader.id]
+            if let path = fields[":path"], path.hasPrefix(APNsPath.devicePrefix) {
+                deviceToken = String(path.dropFirst(APNsPath.devicePrefix.count))
+            }
+        }
+    }
     /// A device push or a broadcast.
     public var endpoint: APNsEndpoint
     /// `true` when these are all the request's headers, so an absent one was not sent.
@@ -20,6 +41,7 @@ public struct LintContext: Sendable, Hashable {
     /// A context from header fields as sent.
     public init(fields: APNsHeaderFields, endpoint: APNsEndpoint = .device, isRequest: Bool = false, isSimulatorFile: Bool = false) {
         self.fields = fields
+        self.values = HeaderValues(fields)
         self.endpoint = endpoint
         self.isRequest = isRequest
         self.isSimulatorFile = isSimulatorFile
@@ -52,22 +74,19 @@ public struct LintContext: Sendable, Hashable {
     public static let bodyOnly = LintContext()
 
     /// `apns-push-type`, as sent.
-    public var pushType: String? { fields[APNsHeader.pushType] }
+    public var pushType: String? { values.pushType }
     /// `apns-priority`, as sent.
-    public var priority: String? { fields[APNsHeader.priority] }
+    public var priority: String? { values.priority }
     /// `apns-topic`, as sent.
-    public var topic: String? { fields[APNsHeader.topic] }
+    public var topic: String? { values.topic }
     /// `apns-collapse-id`, as sent.
-    public var collapseID: String? { fields[APNsHeader.collapseID] }
+    public var collapseID: String? { values.collapseID }
     /// `apns-expiration`, as sent.
-    public var expiration: String? { fields[APNsHeader.expiration] }
+    public var expiration: String? { values.expiration }
     /// `apns-id`, as sent.
-    public var apnsID: String? { fields[APNsHeader.id] }
+    public var apnsID: String? { values.apnsID }
     /// The device token of a `/3/device/<token>` path, as sent.
-    public var deviceToken: String? {
-        guard let path = fields[":path"], path.hasPrefix(APNsPath.devicePrefix) else { return nil }
-        return String(path.dropFirst(APNsPath.devicePrefix.count))
-    }
+    public var deviceToken: String? { values.deviceToken }
 
     /// The push type, if the header names a valid one.
     public var knownPushType: PushType? { pushType.flatMap(PushType.init(rawValue:)) }

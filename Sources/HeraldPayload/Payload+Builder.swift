@@ -150,8 +150,7 @@ extension Payload {
 
     private func updatingAPS(_ change: (inout APS) -> Void) -> Payload {
         var copy = self
-        copy.hasAPS = true
-        change(&copy.storedAPS)
+        copy.modifyAPS(change)
         return copy
     }
 }

@@ -32,126 +32,149 @@ extension Payload {
 struct PayloadReader {
     let document: JSONDocument
 
-    func fail(_ kind: PayloadDecodingError.Kind, at node: JSONDocument.Node, _ pointer: JSONPointer) -> PayloadDecodingError {
-        PayloadDecodingError(kind: kind, pointer: pointer, location: node.location)
+    static let apsKey = PayloadKey.aps.description
+
+    // Pointers are computed only when something fails: a successful decode builds none.
+
+    /// An error about a value: its pointer and position.
+    func fail(_ kind: PayloadDecodingError.Kind, at node: JSONDocument.Node) -> PayloadDecodingError {
+        PayloadDecodingError(kind: kind, pointer: document.pointer(to: node), location: node.location)
+    }
+
+    /// An error about a member's key: the member's pointer, the key's position.
+    func fail(_ kind: PayloadDecodingError.Kind, atKeyOf member: JSONDocument.Member) -> PayloadDecodingError {
+        PayloadDecodingError(kind: kind, pointer: document.pointer(to: member.value), location: member.keyNode.location)
+    }
+
+    /// The known key a member's key spells, without allocating a string.
+    @inline(__always)
+    func knownKey<Key: KnownKey>(_ member: JSONDocument.Member, as type: Key.Type) -> Key? {
+        member.keyNode.withUTF8 { Key(utf8: $0) } ?? nil
+    }
+
+    /// Records `key` as seen; `false` when it was already (a duplicate). Keys are one-byte
+    /// ordinals below 64.
+    @inline(__always)
+    func firstSighting<Key: KnownKey>(_ key: Key, in seen: inout UInt64) -> Bool {
+        let bit: UInt64 = 1 << UInt64(key.ordinal)
+        defer { seen |= bit }
+        return seen & bit == 0
     }
 
     func payload() throws(PayloadDecodingError) -> Payload {
         let root = document.root
         guard root.kind == .object else {
-            throw fail(.typeMismatch(expected: "an object (a payload is a JSON dictionary)", found: root.kind), at: root, .root)
+            throw fail(.typeMismatch(expected: "an object (a payload is a JSON dictionary)", found: root.kind), at: root)
         }
-        var payload = Payload(aps: nil)
-        var custom: [JSONObject.Member] = []
+        // The model is filled in place: an APS is hundreds of bytes, and every copy of it retains
+        // each of its strings.
+        // Custom data stays in the document until someone reads it (see `Payload.custom`).
+        var payload = Payload(custom: .values([:]))
+        var hasCustom = false
         for member in root.members {
-            let key = member.key
-            if key == PayloadKey.aps.description {
+            if member.keyNode.stringEquals(PayloadReader.apsKey) {
                 guard !payload.hasAPS else {
-                    throw fail(.duplicateKey(key), at: member.keyNode, JSONPointer(tokens: [key]))
+                    throw fail(.duplicateKey(PayloadReader.apsKey), atKeyOf: member)
                 }
-                payload.aps = try aps(member.value, JSONPointer(tokens: [key]))
+                try payload.modifyAPS { (aps) throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) }
             } else {
-                custom.append(JSONObject.Member(key: key, value: member.value.value))
+                hasCustom = true
             }
         }
-        payload.custom = JSONObject(members: custom)
+        if hasCustom { payload.setCustom(.source(document)) }
         return payload
     }
 
     // MARK: aps
 
-    func aps(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> APS {
-        try requireObject(node, pointer, "an object (the aps dictionary)")
-        var aps = APS()
-        var seen = Set<APSKey>()
+    func readAPS(_ node: JSONDocument.Node, into aps: inout APS) throws(PayloadDecodingError) {
+        try requireObject(node, "an object (the aps dictionary)")
+        var seen: UInt64 = 0
         var others: [JSONObject.Member] = []
         for member in node.members {
-            let name = member.key
-            let here = pointer.appending(name)
-            guard let key = APSKey(name) else {
-                others.append(JSONObject.Member(key: name, value: member.value.value))
+            guard let key = knownKey(member, as: APSKey.self) else {
+                others.append(JSONObject.Member(key: member.key, value: member.value.value))
                 continue
             }
-            guard seen.insert(key).inserted else { throw fail(.duplicateKey(name), at: member.keyNode, here) }
+            guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
             let value = member.value
             switch key {
-            case .alert: aps.alert = try alert(value, here)
-            case .badge: aps.badge = try integer(value, here)
-            case .sound: aps.sound = try sound(value, here)
-            case .threadID: aps.threadID = try string(value, here)
-            case .category: aps.category = try string(value, here)
-            case .contentAvailable: aps.contentAvailable = try integer(value, here)
-            case .mutableContent: aps.mutableContent = try integer(value, here)
-            case .targetContentID: aps.targetContentID = try string(value, here)
-            case .interruptionLevel: aps.interruptionLevel = InterruptionLevel(rawValue: try string(value, here))
-            case .relevanceScore: aps.relevanceScore = try double(value, here)
-            case .filterCriteria: aps.filterCriteria = try string(value, here)
-            case .timestamp: aps.timestamp = try double(value, here)
-            case .event: aps.event = LiveActivityEvent(rawValue: try string(value, here))
-            case .contentState: aps.contentState = try object(value, here)
-            case .staleDate: aps.staleDate = try double(value, here)
-            case .dismissalDate: aps.dismissalDate = try double(value, here)
-            case .attributesType: aps.attributesType = try string(value, here)
-            case .attributes: aps.attributes = try object(value, here)
-            case .inputPushToken: aps.inputPushToken = try integer(value, here)
-            case .inputPushChannel: aps.inputPushChannel = try string(value, here)
-            case .contentChanged: aps.contentChanged = try bool(value, here)
-            case .urlArgs: aps.urlArgs = try strings(value, here)
+            case .alert: try readAlert(value, into: &aps.alert)
+            case .badge: aps.badge = try integer(value)
+            case .sound: aps.sound = try sound(value)
+            case .threadID: aps.threadID = try string(value)
+            case .category: aps.category = try string(value)
+            case .contentAvailable: aps.contentAvailable = try integer(value)
+            case .mutableContent: aps.mutableContent = try integer(value)
+            case .targetContentID: aps.targetContentID = try string(value)
+            case .interruptionLevel: aps.interruptionLevel = InterruptionLevel(rawValue: try string(value))
+            case .relevanceScore: aps.relevanceScore = try double(value)
+            case .filterCriteria: aps.filterCriteria = try string(value)
+            case .timestamp: aps.timestamp = try double(value)
+            case .event: aps.event = LiveActivityEvent(rawValue: try string(value))
+            case .contentState: aps.contentState = try object(value)
+            case .staleDate: aps.staleDate = try double(value)
+            case .dismissalDate: aps.dismissalDate = try double(value)
+            case .attributesType: aps.attributesType = try string(value)
+            case .attributes: aps.attributes = try object(value)
+            case .inputPushToken: aps.inputPushToken = try integer(value)
+            case .inputPushChannel: aps.inputPushChannel = try string(value)
+            case .contentChanged: aps.contentChanged = try bool(value)
+            case .urlArgs: aps.urlArgs = try strings(value)
             }
         }
-        aps.otherKeys = JSONObject(members: others)
-        return aps
+        if !others.isEmpty { aps.otherKeys = JSONObject(members: others) }
     }
 
     // MARK: alert
 
-    func alert(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> Alert {
+    /// Reads `alert` into its place (an alert dictionary is hundreds of bytes: it is built where
+    /// it ends up, not copied there).
+    func readAlert(_ node: JSONDocument.Node, into alert: inout Alert?) throws(PayloadDecodingError) {
         switch node.kind {
         case .string:
-            return .body(node.stringValue ?? "")
+            alert = .body(node.stringValue ?? "")
         case .object:
-            return .content(try alertContent(node, pointer))
+            alert = .content(try alertContent(node))
         default:
-            throw fail(.typeMismatch(expected: "a string or a dictionary", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a string or a dictionary", found: node.kind), at: node)
         }
     }
 
-    func alertContent(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> AlertContent {
+    func alertContent(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> AlertContent {
         var content = AlertContent()
-        var seen = Set<AlertKey>()
+        var seen: UInt64 = 0
         var others: [JSONObject.Member] = []
         for member in node.members {
-            let name = member.key
-            let here = pointer.appending(name)
-            guard let key = AlertKey(name) else {
-                others.append(JSONObject.Member(key: name, value: member.value.value))
+            guard let key = knownKey(member, as: AlertKey.self) else {
+                others.append(JSONObject.Member(key: member.key, value: member.value.value))
                 continue
             }
-            guard seen.insert(key).inserted else { throw fail(.duplicateKey(name), at: member.keyNode, here) }
+            guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
             let value = member.value
             switch key {
-            case .title: content.title = try alertText(value, here)
-            case .subtitle: content.subtitle = try alertText(value, here)
-            case .body: content.body = try alertText(value, here)
-            case .launchImage: content.launchImage = try string(value, here)
-            case .titleLocKey: content.titleLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value, here) }
-            case .titleLocArgs: content.titleLocArgs = try nullable(value) { () throws(PayloadDecodingError) in try strings(value, here) }
-            case .subtitleLocKey: content.subtitleLocKey = try string(value, here)
-            case .subtitleLocArgs: content.subtitleLocArgs = try strings(value, here)
-            case .locKey: content.locKey = try string(value, here)
-            case .locArgs: content.locArgs = try strings(value, here)
-            case .actionLocKey: content.actionLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value, here) }
-            case .action: content.action = try string(value, here)
-            case .summaryArg: content.summaryArg = try string(value, here)
-            case .summaryArgCount: content.summaryArgCount = try integer(value, here)
-            case .sound: content.sound = try sound(value, here)
+            case .title: content.title = try alertText(value)
+            case .subtitle: content.subtitle = try alertText(value)
+            case .body: content.body = try alertText(value)
+            case .launchImage: content.launchImage = try string(value)
+            case .titleLocKey: content.titleLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
+            case .titleLocArgs: content.titleLocArgs = try nullable(value) { () throws(PayloadDecodingError) in try strings(value) }
+            case .subtitleLocKey: content.subtitleLocKey = try string(value)
+            case .subtitleLocArgs: content.subtitleLocArgs = try strings(value)
+            case .locKey: content.locKey = try string(value)
+            case .locArgs: content.locArgs = try strings(value)
+            case .actionLocKey: content.actionLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
+            case .action: content.action = try string(value)
+            case .summaryArg: content.summaryArg = try string(value)
+            case .summaryArgCount: content.summaryArgCount = try integer(value)
+            case .sound: content.sound = try sound(value)
             }
         }
-        content.otherKeys = JSONObject(members: others)
+        if !others.isEmpty { content.otherKeys = JSONObject(members: others) }
         return content
     }
 
-    func alertText(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> AlertText {
+    func alertText(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> AlertText {
         switch node.kind {
         case .string:
             return .text(node.stringValue ?? "")
@@ -159,113 +182,111 @@ struct PayloadReader {
             var key: String?
             var arguments: [String]?
             for member in node.members {
-                let here = pointer.appending(member.key)
-                switch AlertKey(member.key) {
+                switch knownKey(member, as: AlertKey.self) {
                 case .locKey?:
-                    guard key == nil else { throw fail(.duplicateKey(member.key), at: member.keyNode, here) }
-                    key = try string(member.value, here)
+                    guard key == nil else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
+                    key = try string(member.value)
                 case .locArgs?:
-                    guard arguments == nil else { throw fail(.duplicateKey(member.key), at: member.keyNode, here) }
-                    arguments = try strings(member.value, here)
+                    guard arguments == nil else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
+                    arguments = try strings(member.value)
                 default:
-                    throw fail(.unexpectedKey(member.key, expected: "\"loc-key\" and \"loc-args\" in a localized text"), at: member.keyNode, here)
+                    throw fail(.unexpectedKey(member.key, expected: "\"loc-key\" and \"loc-args\" in a localized text"), atKeyOf: member)
                 }
             }
             guard let key else {
-                throw fail(.invalidValue(expected: "a dictionary with \"loc-key\"", found: "none"), at: node, pointer)
+                throw fail(.invalidValue(expected: "a dictionary with \"loc-key\"", found: "none"), at: node)
             }
             return .localized(key: key, arguments: arguments)
         default:
-            throw fail(.typeMismatch(expected: "a string or a {\"loc-key\", \"loc-args\"} dictionary", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a string or a {\"loc-key\", \"loc-args\"} dictionary", found: node.kind), at: node)
         }
     }
 
     // MARK: sound
 
-    func sound(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> Sound {
+    func sound(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> Sound {
         switch node.kind {
         case .string:
             return .named(node.stringValue ?? "")
         case .object:
             var sound = CriticalSound(critical: nil)
-            var seen = Set<SoundKey>()
+            var seen: UInt64 = 0
             var others: [JSONObject.Member] = []
             for member in node.members {
-                let here = pointer.appending(member.key)
-                guard let key = SoundKey(member.key) else {
+                guard let key = knownKey(member, as: SoundKey.self) else {
                     others.append(JSONObject.Member(key: member.key, value: member.value.value))
                     continue
                 }
-                guard seen.insert(key).inserted else { throw fail(.duplicateKey(member.key), at: member.keyNode, here) }
+                guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
                 switch key {
-                case .critical: sound.critical = try integer(member.value, here)
-                case .name: sound.name = try string(member.value, here)
-                case .volume: sound.volume = try double(member.value, here)
+                case .critical: sound.critical = try integer(member.value)
+                case .name: sound.name = try string(member.value)
+                case .volume: sound.volume = try double(member.value)
                 }
             }
             sound.otherKeys = JSONObject(members: others)
             return .critical(sound)
         default:
-            throw fail(.typeMismatch(expected: "a sound name or a critical-alert dictionary", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a sound name or a critical-alert dictionary", found: node.kind), at: node)
         }
     }
 
     // MARK: Scalars
 
-    func requireObject(_ node: JSONDocument.Node, _ pointer: JSONPointer, _ expected: String) throws(PayloadDecodingError) {
-        guard node.kind == .object else { throw fail(.typeMismatch(expected: expected, found: node.kind), at: node, pointer) }
+    func requireObject(_ node: JSONDocument.Node, _ expected: String) throws(PayloadDecodingError) {
+        guard node.kind == .object else { throw fail(.typeMismatch(expected: expected, found: node.kind), at: node) }
     }
 
-    func string(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> String {
+    func string(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> String {
         guard let value = node.stringValue else {
-            throw fail(.typeMismatch(expected: "a string", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a string", found: node.kind), at: node)
         }
         return value
     }
 
-    func integer(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> Int {
+    func integer(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> Int {
         guard let number = node.number else {
-            throw fail(.typeMismatch(expected: "a whole number", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a whole number", found: node.kind), at: node)
         }
         guard let value = number.integralValue, let integer = Int(exactly: value) else {
-            throw fail(.invalidValue(expected: "a whole number", found: number.text), at: node, pointer)
+            throw fail(.invalidValue(expected: "a whole number", found: number.text), at: node)
         }
         return integer
     }
 
-    func double(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> Double {
+    func double(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> Double {
         guard let value = node.doubleValue else {
-            throw fail(.typeMismatch(expected: "a number", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "a number", found: node.kind), at: node)
         }
         guard value.isFinite else {
-            throw fail(.invalidValue(expected: "a number within the range of a Double", found: node.sourceText), at: node, pointer)
+            throw fail(.invalidValue(expected: "a number within the range of a Double", found: node.sourceText), at: node)
         }
         return value
     }
 
-    func bool(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> Bool {
+    func bool(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> Bool {
         guard let value = node.boolValue else {
-            throw fail(.typeMismatch(expected: "true or false", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "true or false", found: node.kind), at: node)
         }
         return value
     }
 
-    func object(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> JSONObject {
+    func object(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> JSONObject {
         guard case .object(let object) = node.value else {
-            throw fail(.typeMismatch(expected: "an object", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "an object", found: node.kind), at: node)
         }
         return object
     }
 
-    func strings(_ node: JSONDocument.Node, _ pointer: JSONPointer) throws(PayloadDecodingError) -> [String] {
+    func strings(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> [String] {
         guard node.kind == .array else {
-            throw fail(.typeMismatch(expected: "an array of strings", found: node.kind), at: node, pointer)
+            throw fail(.typeMismatch(expected: "an array of strings", found: node.kind), at: node)
         }
         var result: [String] = []
         result.reserveCapacity(node.count)
-        for (index, element) in node.elements.enumerated() {
+        for element in node.elements {
             guard let value = element.stringValue else {
-                throw fail(.typeMismatch(expected: "a string (format arguments are strings)", found: element.kind), at: element, pointer.appending(index))
+                throw fail(.typeMismatch(expected: "a string (format arguments are strings)", found: element.kind), at: element)
             }
             result.append(value)
         }

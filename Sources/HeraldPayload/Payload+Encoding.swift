@@ -77,9 +77,19 @@ extension Payload {
             writer.key(PayloadKey.aps)
             storedAPS.write(to: &writer)
         }
-        for member in custom.members {
-            writer.key(member.key)
-            writer.value(member.value)
+        switch customStorage {
+        case .values(let object):
+            object.members.withUnsafeBufferPointer { members in
+                for index in members.indices {
+                    writer.key(members[index].key)
+                    writer.value(members[index].value)
+                }
+            }
+        case .source(let document):
+            // A decoded payload's custom data is written from the source, span by span.
+            for member in document.root.members where !member.keyNode.stringEquals(PayloadReader.apsKey) {
+                writer.member(member)
+            }
         }
         writer.endObject()
     }

@@ -20,7 +20,7 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
 
         /// A field; the name is lowercased.
         public init(name: String, value: String) {
-            self.name = name.lowercased()
+            self.name = APNsHeaderFields.lowercase(name)
             self.value = value
         }
     }
@@ -52,11 +52,12 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
     /// (or removes them all when `nil`).
     public subscript(name: String) -> String? {
         get {
-            let name = name.lowercased()
-            return fields.first { $0.name == name }?.value
+            let name = Self.lowercase(name)
+            for field in fields where field.name == name { return field.value }
+            return nil
         }
         set {
-            let name = name.lowercased()
+            let name = Self.lowercase(name)
             if let newValue {
                 if let first = fields.firstIndex(where: { $0.name == name }) {
                     fields[first].value = newValue
@@ -68,6 +69,15 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
                 fields.removeAll { $0.name == name }
             }
         }
+    }
+
+    /// `name` in lowercase; names that already are (every constant of ``APNsHeader``) are
+    /// returned as they are, without building a new string.
+    @inline(__always)
+    static func lowercase(_ name: String) -> String {
+        var copy = name
+        let hasUppercase = copy.withUTF8 { bytes in bytes.contains { $0 &- UInt8(ascii: "A") < 26 } }
+        return hasUppercase ? name.lowercased() : name
     }
 
     /// Whether a header is present.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldJSON
 import HeraldTestSupport
 import Testing
 
@@ -26,5 +27,21 @@ struct FuzzRegressionTests {
     func notEmpty() {
         #expect(!Self.inputs("FuzzJSON").isEmpty)
         #expect(!Self.inputs("FuzzPayload").isEmpty)
+    }
+}
+
+/// The payload property over generated payloads, written with varied whitespace and escape
+/// spellings, so decoded custom data (kept in the source) is checked against the same data as
+/// values on many shapes, not only the saved inputs.
+@Suite("Payload properties")
+struct PayloadPropertyTests {
+    @Test("generated payloads keep the payload contract", arguments: 0..<12)
+    func generated(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 31_337)
+        for _ in 0..<40 {
+            let payload = random.payload()
+            let text = random.render(try JSONDocument(parsing: payload.encode()).root.value)
+            #expect(PropertyChecks.payload(Array(text.utf8)) == [], "\(text)")
+        }
     }
 }

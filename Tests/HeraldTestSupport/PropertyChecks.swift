@@ -61,6 +61,11 @@ public enum PropertyChecks {
         var violations: [String] = []
         if (try? payload.encodedSize()) != encoded.count { violations.append("encodedSize disagrees with the bytes") }
         if (try? Payload(decoding: encoded)) != payload { violations.append("encode then decode changed the payload") }
+        // A decoded payload writes its custom data from the source; the same data as values must
+        // write the same bytes.
+        var materialized = payload
+        materialized.custom = payload.custom
+        if (try? materialized.encode()) != encoded { violations.append("custom data from the source and as values encode differently") }
         if let original = try? JSONDocument(parsing: bytes, options: options).root.value,
            let written = try? JSONDocument(parsing: encoded).root.value,
            !written.isEquivalent(to: roundingDoubleTypedKeys(original)) {

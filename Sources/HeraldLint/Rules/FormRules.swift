@@ -91,7 +91,8 @@ extension LintPass {
             if isActive(.appleKeyOutsideAPS) {
                 if let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
                     report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
-                } else if let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
+                } else if member.keyNode.withUTF8({ KeySuggester.mayBeRespelled($0) }) == true,
+                          let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
                     report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
                 }
             }
