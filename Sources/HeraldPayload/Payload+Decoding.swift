@@ -135,14 +135,15 @@ struct PayloadReader {
         case .string:
             alert = .body(node.stringValue ?? "")
         case .object:
-            alert = .content(try alertContent(node))
+            var content = AlertContent()
+            try readAlertContent(node, into: &content)
+            alert = .content(consume content)
         default:
             throw fail(.typeMismatch(expected: "a string or a dictionary", found: node.kind), at: node)
         }
     }
 
-    func alertContent(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> AlertContent {
-        var content = AlertContent()
+    func readAlertContent(_ node: JSONDocument.Node, into content: inout AlertContent) throws(PayloadDecodingError) {
         var seen: UInt64 = 0
         var others: [JSONObject.Member] = []
         for member in node.members {
@@ -171,7 +172,6 @@ struct PayloadReader {
             }
         }
         if !others.isEmpty { content.otherKeys = JSONObject(members: others) }
-        return content
     }
 
     func alertText(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> AlertText {

@@ -76,6 +76,13 @@ public struct Payload: Sendable, Hashable {
             self.hasAPS = hasAPS
             self.custom = custom
         }
+
+        /// No `aps` yet: the empty one is built in place.
+        init(custom: Custom) {
+            self.aps = APS()
+            self.hasAPS = false
+            self.custom = custom
+        }
     }
 
     // Invariant: when `hasAPS` is false, `aps` is `APS()`, so equality and hashing can compare
@@ -111,7 +118,7 @@ public struct Payload: Sendable, Hashable {
     /// A payload without `aps`, its custom data in `custom`, to be filled in place (the
     /// decoder's start).
     init(custom: Custom) {
-        storage = Storage(aps: APS(), hasAPS: false, custom: custom)
+        storage = Storage(custom: custom)
     }
 
     /// Sets the custom data of a decoded payload.
