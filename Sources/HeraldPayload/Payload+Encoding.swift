@@ -75,7 +75,7 @@ extension Payload {
         writer.beginObject()
         if hasAPS {
             writer.key(PayloadKey.aps)
-            storedAPS.write(to: &writer)
+            writeStoredAPS(to: &writer)
         }
         switch customStorage {
         case .values(let object):
@@ -97,15 +97,31 @@ extension Payload {
     /// The pointer to the first `Double` that JSON cannot hold. Runs on every encode, so it
     /// allocates nothing unless it finds one.
     func firstNonFiniteNumber() -> JSONPointer? {
+        hasAPS ? firstNonFiniteAPSNumber() : nil
+    }
+}
+
+extension APS {
+    /// ``firstNonFiniteNumber()`` of an `aps` in place (not changed; `inout` passes its address).
+    static func firstNonFiniteNumber(in aps: inout APS) -> JSONPointer? {
+        aps.firstNonFiniteNumber()
+    }
+
+    /// ``write(to:)`` of an `aps` in place (not changed; `inout` passes its address).
+    static func write<Output: JSONOutput>(_ aps: inout APS, to writer: inout JSONWriter<Output>) {
+        aps.write(to: &writer)
+    }
+
+    /// The pointer to the first `Double` of `aps` that JSON cannot hold.
+    func firstNonFiniteNumber() -> JSONPointer? {
         func bad(_ value: Double?) -> Bool { value.map { !$0.isFinite } ?? false }
         func pointer(_ tokens: String...) -> JSONPointer { JSONPointer(tokens: [PayloadKey.aps.description] + tokens) }
-        guard hasAPS else { return nil }
-        if bad(storedAPS.relevanceScore) { return pointer(APSKey.relevanceScore.description) }
-        if bad(storedAPS.timestamp) { return pointer(APSKey.timestamp.description) }
-        if bad(storedAPS.staleDate) { return pointer(APSKey.staleDate.description) }
-        if bad(storedAPS.dismissalDate) { return pointer(APSKey.dismissalDate.description) }
-        if bad(storedAPS.sound?.criticalVolume) { return pointer(APSKey.sound.description, SoundKey.volume.description) }
-        if bad(storedAPS.alert?.contentSound?.criticalVolume) {
+        if bad(relevanceScore) { return pointer(APSKey.relevanceScore.description) }
+        if bad(timestamp) { return pointer(APSKey.timestamp.description) }
+        if bad(staleDate) { return pointer(APSKey.staleDate.description) }
+        if bad(dismissalDate) { return pointer(APSKey.dismissalDate.description) }
+        if bad(sound?.criticalVolume) { return pointer(APSKey.sound.description, SoundKey.volume.description) }
+        if bad(alert?.contentSound?.criticalVolume) {
             return pointer(APSKey.alert.description, AlertKey.sound.description, SoundKey.volume.description)
         }
         return nil

@@ -15,12 +15,11 @@ import HeraldJSON
 public struct Payload: Sendable, Hashable {
     /// Apple's dictionary; `nil` for payloads without one (an MDM push is `{"mdm": "…"}`).
     public var aps: APS? {
-        get { storage.hasAPS ? storage.aps : nil }
+        get { storage.header.hasAPS ? storage.aps.pointee : nil }
         set {
-            let hasAPS = newValue != nil
-            let value = newValue ?? APS()
-            unique().hasAPS = hasAPS
-            storage.aps = value
+            let box = unique()
+            box.header.hasAPS = newValue != nil
+            box.aps.pointee = newValue ?? APS()
         }
     }
 
@@ -32,12 +31,12 @@ public struct Payload: Sendable, Hashable {
     /// the source. Reading builds the object each time; keep it in a variable to read it often.
     public var custom: JSONObject {
         get {
-            switch storage.custom {
+            switch storage.header.custom {
             case .values(let object): return object
             case .source(let document): return Self.customMembers(of: document)
             }
         }
-        set { unique().custom = .values(newValue) }
+        set { unique().header.custom = .values(newValue) }
     }
 
     /// Where the custom keys are.
@@ -59,81 +58,114 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// The custom storage, for the encoder.
-    var customStorage: Custom { storage.custom }
+    var customStorage: Custom { storage.header.custom }
 
     /// The fields live in one copy-on-write box: an `APS` is hundreds of bytes with dozens of
     /// strings, so an inline copy (passing a payload to a batch send, storing it in a record)
     /// would copy and retain all of it; a shared box is one reference.
-    final class Storage: @unchecked Sendable {
-        // `@unchecked Sendable`: a Storage is mutated only through `unique()`, after
-        // `isKnownUniquelyReferenced` showed that no other payload (on any thread) holds it.
-        var aps: APS
-        var hasAPS: Bool
-        var custom: Custom
-
-        init(aps: APS, hasAPS: Bool, custom: Custom) {
-            self.aps = aps
-            self.hasAPS = hasAPS
-            self.custom = custom
+    ///
+    /// The `APS` is allocated in the box's tail and reached through a pointer: read or written
+    /// in place, never copied (a class's stored property is copied out to call a method on it).
+    final class Storage: ManagedBuffer<Storage.Header, APS> {
+        struct Header {
+            // Invariant: when `hasAPS` is false, the APS is `APS()`, so equality and hashing can
+            // compare the fields directly.
+            var hasAPS: Bool
+            var custom: Custom
         }
 
-        /// No `aps` yet: the empty one is built in place.
-        init(custom: Custom) {
-            self.aps = APS()
-            self.hasAPS = false
-            self.custom = custom
+        /// A box holding `aps`.
+        static func make(aps: APS, hasAPS: Bool, custom: Custom) -> Storage {
+            let box = unsafeDowncast(create(minimumCapacity: 1) { _ in Header(hasAPS: hasAPS, custom: custom) }, to: Storage.self)
+            box.withUnsafeMutablePointerToElements { $0.initialize(to: aps) }
+            return box
+        }
+
+        /// A box with no `aps` yet: the empty one is built in place.
+        static func make(custom: Custom) -> Storage {
+            let box = unsafeDowncast(create(minimumCapacity: 1) { _ in Header(hasAPS: false, custom: custom) }, to: Storage.self)
+            box.withUnsafeMutablePointerToElements { $0.initialize(to: APS()) }
+            return box
+        }
+
+        /// The `APS`, valid while the box is alive.
+        var aps: UnsafeMutablePointer<APS> { withUnsafeMutablePointerToElements { $0 } }
+
+        deinit {
+            _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: 1) }
         }
     }
 
-    // Invariant: when `hasAPS` is false, `aps` is `APS()`, so equality and hashing can compare
-    // the fields directly.
-    private var storage: Storage
+    /// The box. `@unchecked Sendable` (ManagedBuffer is not Sendable): a box is mutated only
+    /// through `unique()`, after `isKnownUniquelyReferenced` showed that no other payload, on
+    /// any thread, holds it; shared boxes are only read.
+    struct Reference: @unchecked Sendable {
+        var box: Storage
+    }
+
+    private var reference: Reference
+
+    private var storage: Storage { reference.box }
 
     /// The box, made unique first so it can be written.
     @inline(__always)
     mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) {
-            storage = Storage(aps: storage.aps, hasAPS: storage.hasAPS, custom: storage.custom)
+        if !isKnownUniquelyReferenced(&reference.box) {
+            let old = reference.box
+            reference.box = Storage.make(aps: old.aps.pointee, hasAPS: old.header.hasAPS, custom: old.header.custom)
         }
-        return storage
+        return reference.box
     }
 
-    /// `aps` without the optional, for reading fields without copying the struct.
-    var storedAPS: APS { storage.aps }
+    // The APS is handed on `inout`, by address: a non-mutating call through `pointee` copies
+    // the whole struct first (measured: one copy and destroy of ~660 bytes per encode).
+
+    /// Writes `aps` (present or not) as the next value, in place.
+    func writeStoredAPS<Output: JSONOutput>(to writer: inout JSONWriter<Output>) {
+        let box = storage
+        withExtendedLifetime(box) { APS.write(&box.aps.pointee, to: &writer) }
+    }
+
+    /// The first key of `aps` holding a `Double` JSON cannot represent.
+    func firstNonFiniteAPSNumber() -> JSONPointer? {
+        let box = storage
+        return withExtendedLifetime(box) { APS.firstNonFiniteNumber(in: &box.aps.pointee) }
+    }
+
     /// Whether the payload has `aps`.
-    var hasAPS: Bool { storage.hasAPS }
+    var hasAPS: Bool { storage.header.hasAPS }
 
     /// Changes `aps` in place (setting it present).
     mutating func modifyAPS<Result, Failure: Error>(_ body: (inout APS) throws(Failure) -> Result) throws(Failure) -> Result {
         let box = unique()
-        box.hasAPS = true
-        return try body(&box.aps)
+        box.header.hasAPS = true
+        return try withExtendedLifetime(box) { () throws(Failure) -> Result in try body(&box.aps.pointee) }
     }
 
     /// Creates a payload.
     public init(aps: APS? = APS(), custom: JSONObject = [:]) {
-        storage = Storage(aps: aps ?? APS(), hasAPS: aps != nil, custom: .values(custom))
+        reference = Reference(box: Storage.make(aps: aps ?? APS(), hasAPS: aps != nil, custom: .values(custom)))
     }
 
     /// A payload without `aps`, its custom data in `custom`, to be filled in place (the
     /// decoder's start).
     init(custom: Custom) {
-        storage = Storage(custom: custom)
+        reference = Reference(box: Storage.make(custom: custom))
     }
 
     /// Sets the custom data of a decoded payload.
     mutating func setCustom(_ custom: Custom) {
-        unique().custom = custom
+        unique().header.custom = custom
     }
 
     public static func == (lhs: Payload, rhs: Payload) -> Bool {
         lhs.storage === rhs.storage
-            || (lhs.storage.hasAPS == rhs.storage.hasAPS && lhs.storage.aps == rhs.storage.aps && lhs.custom == rhs.custom)
+            || (lhs.hasAPS == rhs.hasAPS && lhs.storage.aps.pointee == rhs.storage.aps.pointee && lhs.custom == rhs.custom)
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage.hasAPS)
-        hasher.combine(storage.aps)
+        hasher.combine(hasAPS)
+        hasher.combine(storage.aps.pointee)
         hasher.combine(custom)
     }
 }
