@@ -77,10 +77,10 @@ public indirect enum LocalizedValue: Sendable, Hashable {
     /// How many `%#@name@` variables one resolution may expand. Real tables expand a handful;
     /// the bound keeps a table whose forms repeat a variable many times from expanding
     /// exponentially (three uses per form, sixteen deep, is 43 million expansions).
-    static let maximumExpansions = 256
+    static let maximumExpansions = 64
     /// The longest format one resolution may produce, in UTF-8 bytes: far beyond any
     /// notification, which APNs limits to 4 KB of payload and the device truncates further.
-    static let maximumFormatBytes = 64 * 1024
+    static let maximumFormatBytes = 16 * 1024
 
     private struct Resolver {
         let arguments: [String]

@@ -137,7 +137,7 @@ import Testing
         }
         let value = LocalizedValue.substitution(format: .text("%#@v0@"), variables: variables)
         let resolution = value.resolve(arguments: ["1"], language: "en")
-        #expect(resolution.diagnostics.contains { $0.severity == .error && $0.message.contains("expand more than 256 times") }, "\(resolution.diagnostics)")
-        #expect(resolution.format.utf8.count < 64 * 1024)
+        #expect(resolution.diagnostics.contains { $0.severity == .error && $0.message.contains("expand more than 64 times") }, "\(resolution.diagnostics)")
+        #expect(resolution.format.utf8.count < 16 * 1024)
     }
 }
