@@ -69,7 +69,9 @@ public struct LocalizedStringFormatter: Sendable {
             case .percent:
                 text += "%"
             case .invalid(let written):
-                text += written.dropFirst()
+                // Drop the `%` scalar, not the first Character: a combining mark after `%`
+                // makes them one grapheme.
+                text.unicodeScalars += written.unicodeScalars.dropFirst()
             case .variable(let name, let position, _):
                 // A `%#@name@` left after variables were resolved has no definition.
                 let index = position
@@ -98,7 +100,7 @@ public struct LocalizedStringFormatter: Sendable {
         }
         let skipped = scanned.skippedPositions.filter { !selectorArguments.contains($0) }
         if !skipped.isEmpty {
-            let list = skipped.map { String($0 + 1) }.joined(separator: ", ")
+            let list = skipped.map { String($0 + 1) }.joined(separator: ", ") + (skipped.count == 8 ? ", …" : "")
             diagnostics.append(LocalizationDiagnostic(
                 .warning, "no specifier uses position \(list); printf formats must use every position up to the highest, and Foundation's result is undefined otherwise (it may show another argument, or nothing)"))
         }

@@ -81,6 +81,9 @@ public indirect enum LocalizedValue: Sendable, Hashable {
     /// The longest format one resolution may produce, in UTF-8 bytes: far beyond any
     /// notification, which APNs limits to 4 KB of payload and the device truncates further.
     static let maximumFormatBytes = 16 * 1024
+    /// The most text one resolution may scan for specifiers: forms are rescanned as they are
+    /// bound into the text around them, so deep nesting rereads the same bytes.
+    static let maximumScannedBytes = 64 * 1024
 
     private struct Resolver {
         let arguments: [String]
@@ -93,6 +96,7 @@ public indirect enum LocalizedValue: Sendable, Hashable {
         var expanding: [String] = []
         var expansions = 0
         var producedBytes = 0
+        var scannedBytes = 0
         /// Set once a bound is hit: everything after it resolves to nothing.
         var exhausted = false
 
@@ -145,6 +149,11 @@ public indirect enum LocalizedValue: Sendable, Hashable {
             guard !exhausted else { return "" }
             guard depth < LocalizedValue.maximumDepth else {
                 diagnostics.append(LocalizationDiagnostic(.error, "variables are nested more than \(LocalizedValue.maximumDepth) deep; the device shows nothing for them"))
+                return ""
+            }
+            scannedBytes += text.utf8.count
+            guard scannedBytes <= LocalizedValue.maximumScannedBytes else {
+                stop("the variations make Herald scan more than \(LocalizedValue.maximumScannedBytes / 1024) KB of text")
                 return ""
             }
             var result = ""

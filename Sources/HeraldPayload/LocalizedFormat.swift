@@ -72,14 +72,22 @@ public struct LocalizedFormat: Sendable, Hashable {
     /// How many arguments the format reads: one more than the highest argument index used.
     public var argumentCount: Int { (argumentPositions.last ?? -1) + 1 }
 
-    /// The 0-based positions below the highest one named that no specifier names: for `%2$@`
-    /// alone, `[0]`. printf formats must name every position up to the highest; where one is
-    /// skipped, Foundation's result is undefined.
+    /// The 0-based positions below the highest one named that no specifier names, at most
+    /// eight (a format can name position 1,000,000): for `%2$@` alone, `[0]`. printf formats must
+    /// name every position up to the highest; where one is skipped, Foundation's result is
+    /// undefined.
     public var skippedPositions: [Int] {
-        let used = argumentPositions
-        guard let highest = used.last else { return [] }
-        let set = Set(used)
-        return (0..<highest).filter { !set.contains($0) }
+        var skipped: [Int] = []
+        var expected = 0
+        for position in argumentPositions {
+            while expected < position && skipped.count < 8 {
+                skipped.append(expected)
+                expected += 1
+            }
+            if skipped.count == 8 { break }
+            expected = position + 1
+        }
+        return skipped
     }
 
     /// The conversion specifiers, in order.

@@ -80,6 +80,7 @@ import Testing
         Case(format: "%2$@ %2$@ %@", arguments: ["A", "B"]),
         Case(format: "[%5@] [%-5@] [%.1@]", arguments: ["ab", "cd", "ef"]),
         Case(format: "50%! off %", arguments: []),
+        Case(format: "%\u{6ED} and %\u{301}é", arguments: []),
     ])
     func handPicked(_ example: Case) {
         #expect(LocalizedStringFormatter().format(example.format, arguments: example.arguments).text == Self.foundation(example.format, example.arguments))

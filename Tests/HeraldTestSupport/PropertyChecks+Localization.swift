@@ -108,7 +108,13 @@ extension PropertyChecks {
         var violations: [String] = []
         let plain = LocalizedStringFormatter().format(format, arguments: arguments)
         let marked = LocalizedStringFormatter(options: .init(marksProblems: true)).format(format, arguments: arguments)
-        if !format.contains("%"), plain.text != format { violations.append("a format without % changed") }
+        // Bytes, not Characters: "%" followed by a combining mark is one Character.
+        if !format.utf8.contains(UInt8(ascii: "%")), plain.text != format { violations.append("a format without % changed") }
+        // Foundation drops a `%` that starts no specifier and keeps what follows it.
+        if format.utf8.first == UInt8(ascii: "%"), format.unicodeScalars.count == 2,
+           let second = format.unicodeScalars.last, second.value >= 0x80, plain.text != String(second) {
+            violations.append("'%' before a non-ASCII scalar lost the scalar")
+        }
         if !plain.diagnostics.contains(where: { $0.severity == .error }), plain.text != marked.text {
             violations.append("markers changed the text without an error")
         }
