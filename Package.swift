@@ -5,6 +5,8 @@
 // Layers (each imports only the layers below it, see ENGINEERING.md §1):
 //
 //   herald (CLI)
+//   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird)
+//   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldLint, HeraldDevice
 //   HeraldLocalization
 //   HeraldPayload
@@ -24,14 +26,28 @@ let package = Package(
         .library(name: "HeraldLint", targets: ["HeraldLint"]),
         .library(name: "HeraldLocalization", targets: ["HeraldLocalization"]),
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
+        .library(name: "HeraldAuth", targets: ["HeraldAuth"]),
+        .library(name: "HeraldMock", targets: ["HeraldMock"]),
         .executable(name: "herald", targets: ["herald"]),
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
+        .library(name: "HeraldAuthTestSupport", targets: ["HeraldAuthTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // `swift package generate-documentation`: the DocC catalogs, built in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         .target(name: "HeraldJSON"),
@@ -40,10 +56,38 @@ let package = Package(
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
         .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization"]),
+        .target(
+            name: "HeraldAuth",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
+            name: "HeraldMock",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice",
+                "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth", "HeraldMock",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -57,6 +101,19 @@ let package = Package(
         .testTarget(name: "HeraldLintTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldPayload", "HeraldLocalization", "HeraldTestSupport"]),
         .testTarget(name: "HeraldDeviceTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization", "HeraldDevice", "HeraldTestSupport"]),
+        // The provider-token properties, shared by HeraldAuthTests and the FuzzProviderToken fuzzer.
+        .target(name: "HeraldAuthTestSupport", dependencies: ["HeraldAuth", "HeraldProtocol"], path: "Tests/HeraldAuthTestSupport"),
+        .testTarget(name: "HeraldAuthTests", dependencies: ["HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport", "HeraldAuthTestSupport"]),
+        .testTarget(
+            name: "HeraldMockTests",
+            dependencies: [
+                "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
     ]
 )

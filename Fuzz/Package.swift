@@ -16,5 +16,6 @@ let package = Package(
         .executableTarget(name: "FuzzXCStrings", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzFormatter", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzPreview", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzProviderToken", dependencies: [.product(name: "HeraldAuthTestSupport", package: "Herald")]),
     ]
 )

@@ -153,7 +153,7 @@ public struct NotificationRenderer: Sendable {
     ) -> String? {
         if let locKey {
             if plain != nil {
-                diagnostics.append(LocalizationDiagnostic(.note, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (APNs's precedence is unverified, reference §8.1)"))
+                diagnostics.append(LocalizationDiagnostic(.note, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (APNs's precedence is unverified, Apple's “Generating a remote notification”)"))
             }
             let looked = localizer.localizedString(forKey: locKey, arguments: locArgs)
             diagnostics += looked.diagnostics.map { $0.prefixed("\(field) (\(locKeyName) \"\(locKey)\")") }

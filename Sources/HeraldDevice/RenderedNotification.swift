@@ -3,7 +3,7 @@ import HeraldLocalization
 import HeraldPayload
 
 /// What the device makes of a payload: the content of the notification a user sees, mirroring
-/// `UNNotificationContent` (reference §9), and how it is presented.
+/// Apple's `UNNotificationContent`, and how it is presented.
 public struct RenderedNotification: Sendable, Hashable {
     /// How the device presents a notification.
     public enum Presentation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -16,15 +16,24 @@ import HeraldProtocol
 public struct SimulatedDevice: Sendable {
     /// Limits the system applies.
     public struct Configuration: Sendable, Hashable {
-        /// Background wakes allowed per ``backgroundWindow`` ("about 2–3 per hour", reference §9).
+        /// Background wakes allowed per ``backgroundWindow`` (Apple's "Pushing background updates
+        /// to your App": the system does not deliver more than two or three per hour).
         public var backgroundWakeLimit: Int
         /// The rolling window for ``backgroundWakeLimit``, in seconds.
         public var backgroundWindow: Double
+        /// The most notifications Notification Center keeps; the oldest go first. Apple documents
+        /// no number; a bound keeps a long-running simulation's memory flat.
+        public var notificationLimit: Int
+        /// The most ``SimulatedDevice/log`` entries kept (the newest; between trims the log may
+        /// hold up to half as many again).
+        public var logLimit: Int
 
-        /// Creates a configuration; the defaults follow reference §9.
-        public init(backgroundWakeLimit: Int = 3, backgroundWindow: Double = 3600) {
+        /// Creates a configuration.
+        public init(backgroundWakeLimit: Int = 3, backgroundWindow: Double = 3600, notificationLimit: Int = 64, logLimit: Int = 256) {
             self.backgroundWakeLimit = max(0, backgroundWakeLimit)
             self.backgroundWindow = max(0, backgroundWindow)
+            self.notificationLimit = max(1, notificationLimit)
+            self.logLimit = max(1, logLimit)
         }
     }
 
@@ -246,7 +255,7 @@ public struct SimulatedDevice: Sendable {
         case .silent:
             if isAppForceQuit { return [.dropped(id: delivery.id, reason: .appForceQuit)] }
             if canWake(at: time) {
-                backgroundWakes.append(time)
+                recordWake(at: time)
                 events.append(.appWoken(id: delivery.id))
             } else {
                 if let previous = pendingBackground { events.append(.dropped(id: previous.id, reason: .coalesced)) }
@@ -265,7 +274,7 @@ public struct SimulatedDevice: Sendable {
             }
             if content.wakesApp, !isAppForceQuit {
                 if canWake(at: time) {
-                    backgroundWakes.append(time)
+                    recordWake(at: time)
                     events.append(.appWoken(id: delivery.id))
                 }
             }
@@ -303,6 +312,7 @@ public struct SimulatedDevice: Sendable {
             groups.insert(Group(threadIdentifier: thread, notifications: [notification]), at: 0)
         }
         if events.isEmpty { events.append(.displayed(id: delivery.id)) }
+        if notificationCount > configuration.notificationLimit { removeOldest() }
         return events
     }
 
@@ -346,11 +356,34 @@ public struct SimulatedDevice: Sendable {
         if case .at(let seconds)? = pending.headers.expiration, wakeTime > Double(seconds) {
             return [.dropped(id: pending.id, reason: .expired)]
         }
-        backgroundWakes.append(wakeTime)
+        recordWake(at: wakeTime)
         return [.appWoken(id: pending.id)]
     }
 
     private mutating func record(_ events: [Event], at time: Double) {
         for event in events { log.append(LogEntry(time: time, event: event)) }
+        // Trimmed in batches so that each push moves the log only now and then.
+        if log.count > configuration.logLimit + configuration.logLimit / 2 {
+            log.removeFirst(log.count - configuration.logLimit)
+        }
+    }
+
+    /// Drops the notification received first (Notification Center is full).
+    private mutating func removeOldest() {
+        var oldest: (group: Int, index: Int, time: Double)?
+        for (groupIndex, group) in groups.enumerated() {
+            for (index, notification) in group.notifications.enumerated() where notification.receivedAt < oldest?.time ?? .infinity {
+                oldest = (groupIndex, index, notification.receivedAt)
+            }
+        }
+        guard let oldest else { return }
+        groups[oldest.group].notifications.remove(at: oldest.index)
+        if groups[oldest.group].notifications.isEmpty { groups.remove(at: oldest.group) }
+    }
+
+    /// Records a background wake, forgetting those outside the window.
+    private mutating func recordWake(at time: Double) {
+        backgroundWakes.removeAll { $0 <= time - configuration.backgroundWindow }
+        backgroundWakes.append(time)
     }
 }

@@ -50,7 +50,7 @@ public enum LintCatalog {
 
     /// The order in which APNs checks a request, for rules that mirror its rejections: when a
     /// request breaks several, the first one here is what APNs answers. This follows the pushy
-    /// mock server's order (reference §1.4, "Precedence when several errors apply"); Apple does not
+    /// mock server's order; Apple does not
     /// document one.
     public static let rejectionPrecedence: [RuleID] = [
         .apnsIDInvalid, .collapseIDTooLong, .priorityInvalid, .pushTypeInvalid, .deviceTokenInvalid, .topicMismatch,

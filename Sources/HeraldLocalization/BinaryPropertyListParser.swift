@@ -1,5 +1,5 @@
 /// Binary property lists (`bplist00`), the format Xcode compiles `.strings` tables to by default
-/// ("Strings File Output Encoding: binary", reference §8.4).
+/// ("Strings File Output Encoding: binary", CoreFoundation's old-style property list parser).
 ///
 /// Layout: an 8-byte header, objects, an offset table, and a 32-byte trailer giving the offset
 /// and reference sizes, the object count, the top object and the offset table's position. Every

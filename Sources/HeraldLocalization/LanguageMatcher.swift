@@ -48,7 +48,7 @@ public struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Chooses the localization a device uses from the user's preferred languages and the app's
-/// localizations (reference §8.6, after CoreFoundation's `CFBundle_Locale.c`).
+/// localizations (CoreFoundation's bundle localization lookup, after CoreFoundation's `CFBundle_Locale.c`).
 ///
 /// For each preferred language in order, the best available localization is taken: the exact
 /// tag, then the bare language (`fr-CA` → `fr`), then another region of the language (`fr-CA` →
@@ -57,7 +57,7 @@ public struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
 public enum LanguageMatcher {
     /// The localizations to search, best first: one match per preferred language that has one,
     /// then the development region (CoreFoundation searches it last). When nothing matches, the
-    /// fallbacks of reference §8.6 are used.
+    /// fallbacks of CoreFoundation's bundle localization lookup are used.
     public static func searchOrder(preferred: [String], available: [String], developmentRegion: String?) -> [String] {
         var order: [String] = []
         for language in preferred {

@@ -169,7 +169,7 @@ extension LocalizationBundle {
         if case .array(let declared)? = bundle.info?["CFBundleLocalizations"] {
             for case .string(let name) in declared where !localizations.contains(name) { localizations.append(name) }
         }
-        // Base holds the development language's resources (reference §8.6).
+        // Base holds the development language's resources (CoreFoundation's bundle localization lookup).
         if hasBase, let region = bundle.developmentRegion,
            !localizations.contains(where: { LanguageTag($0) == LanguageTag(region) }) {
             localizations.append(region)

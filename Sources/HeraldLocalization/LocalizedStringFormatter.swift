@@ -1,7 +1,7 @@
 import HeraldPayload
 
 /// Formats a localized format string with `loc-args`, the way the device fills in a
-/// notification (reference §8.2).
+/// notification (Apple's “Local and Remote Notification Programming Guide”, on `%@` and `%n$@`).
 ///
 /// It follows CoreFoundation's formatter (behind `String(format:)` and `NSString`), and is
 /// checked against Foundation's `String(format:)` on generated formats:
@@ -15,7 +15,7 @@ import HeraldPayload
 ///   expects a C value (`%d`, `%ld`, `%s`, `%f`, …) therefore does not print the argument's text
 ///   (a NativeScript report: "the localized arguments fail to display"). Herald prints nothing
 ///   for it and reports an error, so the preview shows the gap the user would see.
-/// - A specifier without an argument prints nothing (reference §8.2 recommends an empty string;
+/// - A specifier without an argument prints nothing (Apple's “Local and Remote Notification Programming Guide”, on `%@` and `%n$@` recommends an empty string;
 ///   Foundation's `String(format:)` reads past the list, one report saw `<null>`), and is
 ///   reported as an error; arguments that no specifier uses are reported as a warning. With
 ///   ``Options/marksProblems`` the gaps are shown as `⟨…⟩` markers.

@@ -1,11 +1,11 @@
 /// Looks up and formats localized strings as the device does for a notification: in the
 /// `Localizable` table of the first localization in the search order that has one, falling
-/// back to the key itself, then formatting with the `loc-args` (reference §8.2, §8.3, §8.6).
+/// back to the key itself, then formatting with the `loc-args` (Apple's “Local and Remote Notification Programming Guide”, on `%@` and `%n$@`; `localizedUserNotificationString(forKey:arguments:)` in Apple's Foundation documentation; CoreFoundation's bundle localization lookup).
 public struct Localizer: Sendable {
     /// Choices that are not the device's to make.
     public struct Options: Sendable, Hashable {
         /// Look a missing key up in the next localizations too. CoreFoundation does not (it uses
-        /// one table), iOS may; off by default (reference §8.3).
+        /// one table), iOS may; off by default (`localizedUserNotificationString(forKey:arguments:)` in Apple's Foundation documentation).
         public var perKeyFallback: Bool
         /// The device family for device variations (`iphone`, `ipad`, `mac`, `applewatch`, …).
         public var device: String

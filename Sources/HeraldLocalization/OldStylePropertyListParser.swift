@@ -1,7 +1,7 @@
 import HeraldJSON
 
 /// The old-style ("NeXTSTEP") property-list grammar that `.strings` files use, following
-/// CoreFoundation's `CFOldStylePList.c` (reference §8.4):
+/// CoreFoundation's `CFOldStylePList.c` (CoreFoundation's old-style property list parser):
 ///
 /// ```
 /// file      := ws* [ '{' dict-body '}' | dict-body ] ws*

@@ -1,7 +1,7 @@
 import HeraldJSON
 
 /// A String Catalog (`.xcstrings`, Xcode 15+), compiled the way Xcode compiles it at build time
-/// into one table per language (reference §8.5): the device never reads the catalog itself.
+/// into one table per language (Xcode's String Catalog format): the device never reads the catalog itself.
 ///
 /// - A `stringUnit` becomes a plain entry; every `state` (`translated`, `needs_review`, `new`,
 ///   `stale`) is compiled, as Xcode does.

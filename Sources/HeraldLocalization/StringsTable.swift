@@ -1,5 +1,5 @@
 /// One strings table of one localization (such as `fr.lproj/Localizable`): the entries of its
-/// `.strings` file, overridden by those of its `.stringsdict` file (reference §8.3), or the
+/// `.strings` file, overridden by those of its `.stringsdict` file (`localizedUserNotificationString(forKey:arguments:)` in Apple's Foundation documentation), or the
 /// table compiled from a String Catalog.
 public struct StringsTable: Sendable {
     /// A file the table was read from.

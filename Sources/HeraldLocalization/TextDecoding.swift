@@ -20,7 +20,7 @@ public enum TextEncoding: String, Sendable, Hashable, CustomStringConvertible {
 /// A text file decoded to UTF-16 code units, the unit CoreFoundation's property-list parsers
 /// work in, remembering how it was encoded so positions can be reported in the file's terms.
 ///
-/// Detection follows `CFPropertyList.c` (reference §8.4): a UTF-32 byte-order mark, then a UTF-8
+/// Detection follows `CFPropertyList.c` (CoreFoundation's old-style property list parser): a UTF-32 byte-order mark, then a UTF-8
 /// mark (`EF BB BF`), then a UTF-16 mark; with no mark, a `00` byte in the first two bytes means
 /// UTF-16 without a mark (big-endian when the first byte is `00`), and anything else is UTF-8.
 struct DecodedText: Sendable {

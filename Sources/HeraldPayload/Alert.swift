@@ -25,7 +25,7 @@ public enum Alert: Sendable, Hashable, ExpressibleByStringLiteral {
     }
 }
 
-/// The `alert` dictionary (seed Table 5-2 and Table 2, and Live Activity alerts of reference §5).
+/// The `alert` dictionary (seed Table 5-2 and Table 2, and Live Activity alerts of Apple's “Starting and updating Live Activities with ActivityKit push notifications”).
 public struct AlertContent: Sendable, Hashable {
     /// `title`: a short title.
     public var title: AlertText?

@@ -1,5 +1,5 @@
 /// A format string as `loc-key` values and `Localizable.strings` entries use it: `%@` takes the
-/// next `loc-args` element, `%2$@` takes the second, `%%` is a percent sign (reference §8.2).
+/// next `loc-args` element, `%2$@` takes the second, `%%` is a percent sign (Apple's “Local and Remote Notification Programming Guide”, on `%@` and `%n$@`).
 ///
 /// The scanner follows the printf grammar NSString uses,
 /// `%[position$][flags][width][.precision][length]conversion`, so `%d`, `%ld` or `%s` are

@@ -7,8 +7,8 @@ import Darwin
 /// The keys Apple defines inside `aps`, legacy and current, each spelled once.
 ///
 /// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
-/// Table 1 (seeds 000 and 001), the Live Activity keys of reference §5, and `content-changed`
-/// for widgets and controls (reference §1.3).
+/// Table 1 (seeds 000 and 001), the Live Activity keys of Apple's “Starting and updating Live Activities with ActivityKit push notifications”, and `content-changed`
+/// for widgets and controls (Apple's “Sending notification requests to APNs”).
 public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `alert`: a string (the body) or a dictionary (``AlertKey``).
     case alert
@@ -103,7 +103,7 @@ public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, K
 }
 
 /// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
-/// legacy keys libraries still send, reference §8.1).
+/// legacy keys libraries still send, Apple's “Generating a remote notification”).
 public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `title`.
     case title
@@ -133,7 +133,7 @@ public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible,
     case summaryArg
     /// `summary-arg-count` (legacy).
     case summaryArgCount
-    /// `sound`: inside a Live Activity alert (reference §5).
+    /// `sound`: inside a Live Activity alert (Apple's “Starting and updating Live Activities with ActivityKit push notifications”).
     case sound
 
     /// The key as written in JSON.

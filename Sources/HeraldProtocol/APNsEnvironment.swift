@@ -1,4 +1,4 @@
-/// Production or sandbox (development) APNs, with their hosts and ports (reference §1.1, §6.2).
+/// Production or sandbox (development) APNs, with their hosts and ports (Apple's “Sending notification requests to APNs”; Apple's “Sending channel management requests to APNs”).
 ///
 /// A device token belongs to one environment: a sandbox token sent to production (or the reverse)
 /// gives ``APNsReason/badDeviceToken``.
@@ -57,7 +57,7 @@ public enum APNsEnvironment: String, CaseIterable, Sendable, Hashable, CustomStr
     public var description: String { rawValue }
 }
 
-/// The request paths of the provider API (reference §1.1, §6).
+/// The request paths of the provider API (Apple's “Sending notification requests to APNs”; Apple's “Sending broadcast push notification requests to APNs”).
 public enum APNsPath {
     /// The prefix of a device push: `/3/device/` followed by the hex token.
     public static let devicePrefix = "/3/device/"
@@ -79,7 +79,7 @@ public enum APNsPath {
     public static func allChannels(bundleID: String) -> String { channelManagementPrefix + bundleID + "/all-channels" }
 }
 
-/// Header names of the provider API, each spelled once (reference §1.2, §1.4, §6).
+/// Header names of the provider API, each spelled once (Apple's “Sending notification requests to APNs”; Apple's “Handling notification responses from APNs”; Apple's “Sending broadcast push notification requests to APNs”).
 public enum APNsHeader {
     /// `apns-push-type`: one of the ``PushType`` values.
     public static let pushType = "apns-push-type"

@@ -1,7 +1,7 @@
 /// The value of `apns-id`: a notification's UUID, in canonical lowercase 8-4-4-4-12 form.
 ///
 /// APNs echoes it in the response and generates one when the request has none. Apple specifies
-/// lowercase; whether APNs rejects uppercase is unverified (reference §1.2), so parsing accepts
+/// lowercase; whether APNs rejects uppercase is unverified (Apple's “Sending notification requests to APNs”), so parsing accepts
 /// either case, remembers whether the text was canonical, and Herald always sends lowercase.
 public struct APNsID: Sendable, Hashable, CustomStringConvertible {
     /// The canonical lowercase form.

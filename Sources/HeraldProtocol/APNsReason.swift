@@ -1,7 +1,7 @@
 /// The `reason` of an APNs error response or GOAWAY frame, such as `BadDeviceToken`.
 ///
 /// Every reason Apple documents is a static member with its HTTP status, meaning and retry
-/// guidance (reference §1.4 and §6.4). A reason Herald does not know is kept as received:
+/// guidance (Apple's “Handling notification responses from APNs”; Apple's “Sending broadcast push notification requests to APNs”). A reason Herald does not know is kept as received:
 /// ``isKnown`` is `false` and ``status`` is `nil`, but ``rawValue`` is never lost.
 ///
 /// ```swift
@@ -125,7 +125,7 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
         entry(.missingPushType, 400, "The apns-push-type header is absent.", [.broadcast]),
         entry(.cannotCreateChannelConfig, 400, "The app has reached the limit of 10,000 channels in this environment.", [.broadcast]),
         entry(.topicMismatch, 403, "The bundle IDs of the token or certificate do not include the path's topic.", [.broadcast]),
-        // Seen on the wire though Apple documents BadEnvironmentKeyIdInToken (reference §1.4).
+        // Seen on the wire though Apple documents BadEnvironmentKeyIdInToken (Apple's “Handling notification responses from APNs”).
         entry(.badEnvironmentKeyInToken, 403, "The key is restricted to the other environment (undocumented spelling).", [.device], retry: .retryOnNewConnection, documented: false),
     ]
 }

@@ -1,5 +1,5 @@
 /// The value of `apns-collapse-id`: notifications with the same ID replace each other on the
-/// device. At most 64 bytes of UTF-8 (reference §1.2; longer gives ``APNsReason/badCollapseID``).
+/// device. At most 64 bytes of UTF-8 (Apple's “Sending notification requests to APNs”; longer gives ``APNsReason/badCollapseID``).
 public struct CollapseID: Sendable, Hashable, CustomStringConvertible {
     /// The largest collapse ID APNs accepts, in UTF-8 bytes.
     public static let maximumByteCount = 64

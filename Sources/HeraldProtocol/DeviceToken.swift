@@ -1,7 +1,7 @@
 /// A device token (or Live Activity push token) as sent in the path, hex-encoded.
 ///
 /// Tokens are normalised to lowercase for storage and comparison: apps conventionally print them
-/// lowercase, some SDKs print uppercase, and APNs accepts both (reference §7). Apple says not to
+/// lowercase, some SDKs print uppercase, and APNs accepts both (Apple's “Sending notification requests to APNs”). Apple says not to
 /// assume a size; tokens have been 32 bytes, so Herald accepts 32 to 100 bytes and
 /// ``isConventionalLength`` tells when a token is not 32.
 ///

@@ -1,4 +1,4 @@
-/// The value of `apns-expiration` (reference §1.2).
+/// The value of `apns-expiration` (Apple's “Sending notification requests to APNs”).
 ///
 /// Without the header, APNs applies its storage policy (up to 30 days). With it:
 /// - `0` (``immediately``): try once, do not store;

@@ -1,4 +1,4 @@
-/// Payload size limits in bytes of the request body as sent (reference §4).
+/// Payload size limits in bytes of the request body as sent (Apple's “Generating a remote notification”).
 ///
 /// APNs counts the raw body: UTF-8 JSON, whitespace included. Exceeding the limit gives
 /// 413 ``APNsReason/payloadTooLarge``.

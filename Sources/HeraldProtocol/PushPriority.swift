@@ -1,4 +1,4 @@
-/// The value of the `apns-priority` header (reference §1.2). Absent means 10.
+/// The value of the `apns-priority` header (Apple's “Sending notification requests to APNs”). Absent means 10.
 public enum PushPriority: Int, CaseIterable, Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `10`: send immediately. Only for notifications that alert, sound or badge; counts against
     /// the Live Activity budget.

@@ -1,6 +1,6 @@
 /// The value of the `apns-push-type` header: what kind of notification a request carries.
 ///
-/// Apple's current list has eleven values (reference §1.3, A-SEND). Each knows the topic suffix
+/// Apple's current list has eleven values (Apple's “Sending notification requests to APNs”). Each knows the topic suffix
 /// it needs, its payload size limit, and the platforms that do not support it.
 ///
 /// ```swift
@@ -37,8 +37,8 @@ public enum PushType: String, CaseIterable, Sendable, Hashable, CustomStringConv
 
     /// What `apns-topic` must end with, after the bundle ID: `""` for `alert` and `background`
     /// (the bare bundle ID), `nil` for `mdm` (whose topic is the UID attribute of the MDM push
-    /// certificate subject). Reference §1.3; Apple's DocC typos `h.complication` and
-    /// `push-type.liveactivity` without the dot are corrected (§12 item 7).
+    /// certificate subject). Apple's DocC typos `h.complication` and
+    /// `push-type.liveactivity` without the dot are corrected (a typo in Apple's documentation).
     public var topicSuffix: String? {
         switch self {
         case .alert, .background: ""
@@ -72,7 +72,7 @@ public enum PushType: String, CaseIterable, Sendable, Hashable, CustomStringConv
     }
 
     /// The largest accepted body for this push type when sent to a device token: 5120 bytes for
-    /// `voip`, 4096 for everything else (reference §4).
+    /// `voip`, 4096 for everything else (Apple's “Generating a remote notification”).
     public var payloadLimit: Int {
         self == .voip ? PayloadLimit.voip : PayloadLimit.standard
     }
@@ -83,7 +83,7 @@ public enum PushType: String, CaseIterable, Sendable, Hashable, CustomStringConv
         self == .location || self == .fileprovider
     }
 
-    /// The platforms that do not support this push type (reference §1.3, "Not available on").
+    /// The platforms that do not support this push type (Apple's “Sending notification requests to APNs”, "Not available on").
     public var unavailablePlatforms: Set<ApplePlatform> {
         switch self {
         case .alert, .background, .controls, .widgets: []

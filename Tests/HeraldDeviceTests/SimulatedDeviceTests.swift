@@ -27,6 +27,21 @@ import Testing
         #expect(device.notificationCount == 4)
     }
 
+    @Test func memoryStaysBoundedOverManyPushes() throws {
+        var device = device(.init(notificationLimit: 8, logLimit: 20))
+        for index in 0..<500 {
+            let thread = ["a", "b", "c"][index % 3]
+            device.receive(try delivery(#"{"aps":{"alert":"n\#(index)","thread-id":"\#(thread)","content-available":1}}"#, id: "\(index)"), at: Double(index) * 60)
+        }
+        #expect(device.notificationCount == 8)
+        // The eight kept are the newest eight, whatever their threads.
+        #expect(Set(device.groups.flatMap(\.notifications).map(\.id)) == Set((492..<500).map(String.init)))
+        #expect(device.log.count >= 20 && device.log.count <= 30)
+        #expect(device.log.last.map(\.time) == Double(499 * 60))
+        // Wakes older than the window are forgotten: at most the limit remain.
+        #expect(device.backgroundWakes.count <= 3)
+    }
+
     @Test func collapseIDReplaces() throws {
         var device = device()
         device.receive(try delivery(#"{"aps":{"alert":"1-0"}}"#, id: "first", collapseID: "score"), at: 1)
@@ -60,7 +75,8 @@ import Testing
         #expect(device.receive(try delivery(silent, id: "late2"), at: 40) == [.dropped(id: "late1", reason: .coalesced), .backgroundDeferred(id: "late2")])
         #expect(device.advance(to: 3599).isEmpty)
         #expect(device.advance(to: 3601) == [.appWoken(id: "late2")])
-        #expect(device.backgroundWakes == [0, 10, 20, 3600])
+        // The wake at 0 left the window when the one at 3600 came; it is forgotten.
+        #expect(device.backgroundWakes == [10, 20, 3600])
         #expect(device.pendingBackground == nil)
     }
 

@@ -103,6 +103,17 @@ public enum ExternalTools {
         return result.stdout
     }
 
+    /// Requires Python 3 with `modules` importable; skips (or fails under CI) naming the PyPI
+    /// `package` otherwise.
+    public static func requirePython(modules: String..., package: String) throws {
+        let python = try require("python3", package: "python3")
+        let probe = try execute(python, ["-c", "import " + modules.joined(separator: ", ")], timeout: .seconds(60))
+        guard probe.status != 0 else { return }
+        let message = "the Python module \(modules.joined(separator: ", ")) is missing: pip install \(package) (.ci/run installs it)"
+        if isCI { throw Failure(description: message) }
+        try Test.cancel(Comment(rawValue: "skipped: " + message))
+    }
+
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
     public static func python(_ script: String, stdin: [UInt8] = []) throws -> [UInt8] {
         try run(require("python3", package: "python3"), ["-c", script], stdin: stdin)

@@ -73,7 +73,7 @@ extension LintPass {
     /// The top-level key of an MDM push.
     static let mdmKey = PayloadKey.mdm.description
 
-    /// Push types whose payload must carry `aps` (reference §1.3, §5, §9).
+    /// Push types whose payload must carry `aps` (Apple's “Sending notification requests to APNs”; Apple's “Starting and updating Live Activities with ActivityKit push notifications”; Apple's “Pushing background updates to your App”).
     static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
 
     mutating func checkForm(_ root: Node) {
