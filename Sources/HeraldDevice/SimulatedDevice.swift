@@ -50,14 +50,21 @@ public struct SimulatedDevice: Sendable {
         /// The Live Activity it addresses (its push token or channel); `nil` for the app's
         /// single activity.
         public var activityID: String?
+        /// What the device shows, when the caller has rendered it already with the device's
+        /// renderer (the mock server records it too); `nil` renders the payload on arrival.
+        public var rendered: RenderedNotification?
 
         /// Creates a delivery. Without an `id`, the `apns-id` header is used, then a counter.
-        public init(id: String? = nil, payload: Payload, headers: APNsRequestHeaders = APNsRequestHeaders(), sentAt: Double? = nil, activityID: String? = nil) {
+        public init(
+            id: String? = nil, payload: Payload, headers: APNsRequestHeaders = APNsRequestHeaders(), sentAt: Double? = nil, activityID: String? = nil,
+            rendered: RenderedNotification? = nil
+        ) {
             self.id = id ?? headers.apnsID?.uuidString ?? ""
             self.payload = payload
             self.headers = headers
             self.sentAt = sentAt
             self.activityID = activityID
+            self.rendered = rendered
         }
     }
 
@@ -246,7 +253,7 @@ public struct SimulatedDevice: Sendable {
         if case .at(let seconds)? = delivery.headers.expiration, time > Double(seconds) {
             return [.dropped(id: delivery.id, reason: .expired)]
         }
-        let content = renderer.render(delivery.payload, headers: delivery.headers)
+        let content = delivery.rendered ?? renderer.render(delivery.payload, headers: delivery.headers)
         var events: [Event] = []
         switch content.presentation {
         case .liveActivity:

@@ -1,0 +1,114 @@
+import HeraldJSON
+
+extension InspectionAPI {
+    /// The OpenAPI 3.1 document of the inspection API, served at `/api/v1/openapi.json`.
+    static let openAPIDocument: JSONValue = {
+        func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+        func jsonResponse(_ description: String, _ schema: JSONValue) -> JSONValue {
+            ["description": .string(description), "content": ["application/json": ["schema": schema]]]
+        }
+        let error = jsonResponse("An error", ref("Error"))
+        let noContent: JSONValue = ["description": "Done"]
+        func parameter(_ name: String, in location: String = "query", _ type: String, _ description: String) -> JSONValue {
+            ["name": .string(name), "in": .string(location), "required": .bool(location == "path"),
+             "schema": ["type": .string(type)], "description": .string(description)]
+        }
+        let tokenParameter = parameter("token", in: "path", "string", "The device token in hex")
+        func body(_ schema: JSONValue) -> JSONValue {
+            ["required": true, "content": ["application/json": ["schema": schema]]]
+        }
+        func object(_ properties: [(String, String)], required: [String] = []) -> JSONValue {
+            var members = JSONObject()
+            for (name, type) in properties { members.members.append(.init(key: name, value: ["type": .string(type)])) }
+            return ["type": "object", "properties": .object(members), "required": .array(required.map { .string($0) })]
+        }
+        let paths: JSONValue = [
+            "/api/v1/status": ["get": ["summary": "What the mock listens on and how it judges requests", "responses": ["200": jsonResponse("Status", ["type": "object"])]]],
+            "/api/v1/notifications": [
+                "get": [
+                    "summary": "Recorded requests, newest first",
+                    "parameters": [
+                        parameter("limit", "integer", "At most this many (default 1000)"),
+                        parameter("before", "integer", "Only records with a smaller id (paging)"),
+                        parameter("token", "string", "Only this device token"), parameter("topic", "string", "Only this topic"),
+                        parameter("status", "integer", "Only this status"), parameter("accepted", "boolean", "Only accepted (true) or rejected (false)"),
+                        parameter("reason", "string", "Only this reason"), parameter("pushType", "string", "Only this push type"),
+                        parameter("kind", "string", "device, broadcast, channel or other"), parameter("q", "string", "Text in the payload, token, topic, reason or apns-id"),
+                    ],
+                    "responses": ["200": jsonResponse("A page of records", ref("NotificationPage")), "400": error],
+                ],
+                "delete": ["summary": "Forget recorded requests", "responses": ["204": noContent]],
+            ],
+            "/api/v1/notifications/{id}": [
+                "get": [
+                    "summary": "One record, by apns-id or id", "parameters": [parameter("id", in: "path", "string", "apns-id or record id")],
+                    "responses": ["200": jsonResponse("The record", ref("Notification")), "404": error],
+                ],
+            ],
+            "/api/v1/devices": [
+                "get": ["summary": "Simulated devices", "responses": ["200": jsonResponse("Devices", ["type": "object"])]],
+                "post": [
+                    "summary": "Register a device (or re-bind its topic and environment)",
+                    "requestBody": body(object([("token", "string"), ("topic", "string"), ("environment", "string")], required: ["token"])),
+                    "responses": ["201": jsonResponse("The device", ref("Device")), "400": error],
+                ],
+            ],
+            "/api/v1/devices/{token}": [
+                "get": ["summary": "A device's Notification Center", "parameters": [tokenParameter], "responses": ["200": jsonResponse("The device", ref("Device")), "404": error]],
+                "delete": ["summary": "Forget a device", "parameters": [tokenParameter], "responses": ["204": noContent, "404": error]],
+            ],
+            "/api/v1/devices/{token}/unregister": [
+                "post": [
+                    "summary": "Mark the token unregistered: pushes answer 410 Unregistered", "parameters": [tokenParameter],
+                    "requestBody": ["required": false, "content": ["application/json": ["schema": object([("timestamp", "integer")])]]],
+                    "responses": ["200": jsonResponse("The device", ref("Device")), "400": error],
+                ],
+            ],
+            "/api/v1/devices/{token}/register": [
+                "post": ["summary": "Make an unregistered token active again", "parameters": [tokenParameter], "responses": ["200": jsonResponse("The device", ref("Device")), "404": error]],
+            ],
+            "/api/v1/faults": [
+                "get": ["summary": "Fault rules in force", "responses": ["200": jsonResponse("Rules", ["type": "object"])]],
+                "post": [
+                    "summary": "Add a fault rule (the grammar of herald mock --fault)", "requestBody": body(object([("rule", "string")], required: ["rule"])),
+                    "responses": ["201": jsonResponse("The rule and its id", ref("Fault")), "400": error],
+                ],
+                "delete": ["summary": "Remove every fault rule", "responses": ["204": noContent]],
+            ],
+            "/api/v1/faults/{id}": [
+                "delete": ["summary": "Remove a fault rule", "parameters": [parameter("id", in: "path", "integer", "The rule's id")], "responses": ["204": noContent, "404": error]],
+            ],
+            "/api/v1/channels": ["get": ["summary": "Broadcast channels", "responses": ["200": jsonResponse("Channels", ["type": "object"])]]],
+            "/api/v1/channels/{id}/subscribers": [
+                "post": [
+                    "summary": "Subscribe a device to a channel", "parameters": [parameter("id", in: "path", "string", "The channel ID")],
+                    "requestBody": body(object([("token", "string")], required: ["token"])), "responses": ["204": noContent, "400": error, "404": error],
+                ],
+            ],
+            "/api/v1/reset": ["post": ["summary": "Forget requests, devices, channels and faults", "responses": ["204": noContent]]],
+            "/api/v1/events": [
+                "get": ["summary": "Server-Sent Events: `notification` (a record) and `cleared`", "responses": ["200": ["description": "An event stream", "content": ["text/event-stream": ["schema": ["type": "string"]]]]]],
+            ],
+            "/api/v1/openapi.json": ["get": ["summary": "This document", "responses": ["200": jsonResponse("OpenAPI 3.1", ["type": "object"])]]],
+            "/metrics": ["get": ["summary": "Prometheus metrics", "responses": ["200": ["description": "Text exposition format", "content": ["text/plain": ["schema": ["type": "string"]]]]]]],
+        ]
+        let notification = object([
+            ("id", "integer"), ("apnsId", "string"), ("deviceToken", "string"), ("topic", "string"), ("pushType", "string"),
+            ("priority", "integer"), ("status", "integer"), ("reason", "string"), ("receivedAt", "string"), ("payload", "object"),
+        ], required: ["id", "apnsId", "deviceToken", "topic", "pushType", "priority", "status", "reason", "payload", "receivedAt"])
+        return [
+            "openapi": "3.1.0",
+            "info": ["title": "Herald mock APNs inspection API", "version": "1"],
+            "paths": paths,
+            "components": [
+                "schemas": [
+                    "Error": object([("error", "string")], required: ["error"]),
+                    "Notification": notification,
+                    "NotificationPage": ["type": "object", "properties": ["total": ["type": "integer"], "count": ["type": "integer"], "notifications": ["type": "array", "items": ref("Notification")]]],
+                    "Device": object([("token", "string"), ("topic", "string"), ("environment", "string"), ("state", "string"), ("badge", "integer")]),
+                    "Fault": object([("id", "integer"), ("rule", "string")], required: ["id", "rule"]),
+                ],
+            ],
+        ]
+    }()
+}

@@ -1,0 +1,266 @@
+import Foundation
+import HeraldJSON
+import HeraldProtocol
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The mock's HTTP API (Hummingbird), on its own port: recorded requests, devices, faults,
+/// channels, the live event stream (Server-Sent Events), an OpenAPI document and Prometheus
+/// metrics. Every route is listed in ``InspectionAPI/openAPIDocument``.
+struct InspectionAPI {
+    let server: MockAPNsServer
+
+    /// A running API: its port, and how to stop it.
+    struct Handle: Sendable {
+        let port: Int
+        let task: Task<Void, any Error>
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+        }
+    }
+
+    func start(host: String, port: Int, logger: Logger) async throws -> Handle {
+        let router = makeRouter()
+        var quiet = logger
+        quiet.logLevel = .warning
+        let (ready, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald-mock"),
+            onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
+            logger: quiet)
+        let task = Task {
+            do {
+                try await app.run()
+            } catch {
+                continuation.yield(.failure(error))
+                throw error
+            }
+        }
+        for await result in ready {
+            switch result {
+            case .success(let bound): return Handle(port: bound, task: task)
+            case .failure(let error): throw error
+            }
+        }
+        throw CancellationError()
+    }
+
+    // MARK: Routes
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        let server = self.server
+        let core = server.core
+
+        router.get("/api/v1/status") { _, _ in
+            Self.json(Self.status(server))
+        }
+        router.get("/api/v1/notifications") { request, _ in
+            let parameters = request.uri.queryParameters
+            let query = try Self.query { parameters[Substring($0)].map(String.init) }
+            let result = core.store.query(query)
+            return Self.json([
+                "total": .number(JSONNumber(result.total)), "count": .number(JSONNumber(result.records.count)),
+                "notifications": .array(result.records.map(\.jsonValue)),
+            ])
+        }
+        router.get("/api/v1/notifications/{id}") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let record = core.store.record(id: id) else { return Self.error(.notFound, "no recorded request has apns-id or id \(id)") }
+            return Self.json(record.jsonValue)
+        }
+        router.delete("/api/v1/notifications") { _, _ in
+            server.clearNotifications()
+            return Response(status: .noContent)
+        }
+        router.get("/api/v1/devices") { _, _ in
+            Self.json(["devices": .array(server.devices.map(\.jsonValue))])
+        }
+        router.get("/api/v1/devices/{token}") { _, context in
+            let token = try Self.token(context)
+            guard let device = server.device(token) else { return Self.error(.notFound, "no simulated device has token \(token.hex)") }
+            return Self.json(device.jsonValue)
+        }
+        router.post("/api/v1/devices") { request, _ in
+            var request = request
+            let object = try await Self.body(&request)
+            guard let hex = object["token"]?.stringValue else { throw Self.badRequest("the body needs \"token\": the device token in hex") }
+            let token = try Self.parseToken(hex)
+            let environment = try object["environment"]?.stringValue.map { (name: String) throws -> APNsEnvironment in
+                guard let value = APNsEnvironment(rawValue: name) else { throw Self.badRequest("environment is sandbox or production, not \(name)") }
+                return value
+            }
+            let device = server.registerDevice(token, topic: object["topic"]?.stringValue, environment: environment)
+            return Self.json(device.jsonValue, status: .created)
+        }
+        router.post("/api/v1/devices/{token}/unregister") { request, context in
+            var request = request
+            let token = try Self.token(context)
+            let object = try await Self.body(&request, allowEmpty: true)
+            var date = Date()
+            if let millis = object["timestamp"]?.numberValue.flatMap({ Double($0.text) }) { date = Date(timeIntervalSince1970: millis / 1000) }
+            server.unregister(token, at: date)
+            return Self.json(server.device(token)?.jsonValue ?? .null)
+        }
+        router.post("/api/v1/devices/{token}/register") { _, context in
+            let token = try Self.token(context)
+            guard server.device(token) != nil else { return Self.error(.notFound, "no simulated device has token \(token.hex)") }
+            server.reactivate(token)
+            return Self.json(server.device(token)?.jsonValue ?? .null)
+        }
+        router.delete("/api/v1/devices/{token}") { _, context in
+            let token = try Self.token(context)
+            return server.removeDevice(token) ? Response(status: .noContent) : Self.error(.notFound, "no simulated device has token \(token.hex)")
+        }
+        router.get("/api/v1/faults") { _, _ in
+            Self.json(["faults": .array(server.faults.map { Self.fault(id: $0.id, rule: $0.rule) })])
+        }
+        router.post("/api/v1/faults") { request, _ in
+            var request = request
+            let object = try await Self.body(&request)
+            guard let text = object["rule"]?.stringValue else { throw Self.badRequest("the body needs \"rule\", such as \"status=503/ServiceUnavailable,every=10\"") }
+            let rule: FaultRule
+            do throws(FaultRuleError) { rule = try FaultRule(parsing: text) } catch { throw Self.badRequest(error.description) }
+            let id = server.addFault(rule)
+            return Self.json(Self.fault(id: id, rule: rule), status: .created)
+        }
+        router.delete("/api/v1/faults/{id}") { _, context in
+            guard let id = context.parameters.get("id", as: Int.self), server.removeFault(id: id) else {
+                return Self.error(.notFound, "no fault rule has that id")
+            }
+            return Response(status: .noContent)
+        }
+        router.delete("/api/v1/faults") { _, _ in
+            core.faults.removeAll()
+            return Response(status: .noContent)
+        }
+        router.get("/api/v1/channels") { _, _ in
+            Self.json(["channels": .array(server.channels.map { $0.jsonValue(subscribers: core.channels.subscribers(of: $0.id).count) })])
+        }
+        router.post("/api/v1/channels/{id}/subscribers") { request, context in
+            var request = request
+            let id = context.parameters.get("id") ?? ""
+            guard core.channels.channel(id: id) != nil else { return Self.error(.notFound, "no channel \(id)") }
+            let object = try await Self.body(&request)
+            guard let hex = object["token"]?.stringValue else { throw Self.badRequest("the body needs \"token\"") }
+            server.subscribe(try Self.parseToken(hex), toChannel: id)
+            return Response(status: .noContent)
+        }
+        router.post("/api/v1/reset") { _, _ in
+            server.reset()
+            return Response(status: .noContent)
+        }
+        router.get("/api/v1/events") { _, _ in
+            let stream = server.events()
+            let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: ": herald mock events\n\n"))
+                for await event in stream {
+                    switch event {
+                    case .received(let record):
+                        var out = JSONWriter(output: JSONBytes())
+                        out.value(record.jsonValue)
+                        var buffer = ByteBuffer(string: "event: notification\nid: \(record.id)\ndata: ")
+                        buffer.writeBytes(out.output.bytes)
+                        buffer.writeString("\n\n")
+                        try await writer.write(buffer)
+                    case .cleared:
+                        try await writer.write(ByteBuffer(string: "event: cleared\ndata: {}\n\n"))
+                    }
+                }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/api/v1/openapi.json") { _, _ in
+            Self.json(Self.openAPIDocument)
+        }
+        router.get("/metrics") { _, _ in
+            let text = core.metrics.exposition(devices: core.devices.count, records: core.store.count)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: text)))
+        }
+        return router
+    }
+
+    // MARK: Helpers
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        var writer = JSONWriter(output: JSONBytes())
+        writer.value(value)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: writer.output.bytes)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        json(["error": .string(message)], status: status)
+    }
+
+    static func badRequest(_ message: String) -> HTTPError {
+        HTTPError(.badRequest, message: message)
+    }
+
+    static func parseToken(_ hex: String) throws -> DeviceToken {
+        do { return try DeviceToken(hex: hex) } catch { throw badRequest("device token: \(error)") }
+    }
+
+    static func token(_ context: BasicRequestContext) throws -> DeviceToken {
+        try parseToken(context.parameters.get("token") ?? "")
+    }
+
+    static func body(_ request: inout Request, allowEmpty: Bool = false) async throws -> JSONObject {
+        let buffer = try await request.collectBody(upTo: 1 << 20)
+        if buffer.readableBytes == 0 && allowEmpty { return JSONObject() }
+        let bytes = Array(buffer.readableBytesView)
+        let document: JSONDocument
+        do { document = try JSONDocument(parsing: bytes) } catch { throw badRequest("the body is not JSON: \(error)") }
+        guard let object = document.root.value.objectValue else { throw badRequest("the body must be a JSON object") }
+        return object
+    }
+
+    static func query(_ parameter: (String) -> String?) throws -> NotificationQuery {
+        var query = NotificationQuery()
+        func int(_ name: String) throws -> Int? {
+            guard let text = parameter(name) else { return nil }
+            guard let value = Int(text), value >= 0 else { throw badRequest("\(name) must be a whole number, not \(text)") }
+            return value
+        }
+        if let limit = try int("limit") { query.limit = limit }
+        query.before = try int("before")
+        query.status = try int("status")
+        query.token = parameter("token")
+        query.topic = parameter("topic")
+        query.reason = parameter("reason")
+        query.pushType = parameter("pushType")
+        query.kind = parameter("kind")
+        query.search = parameter("q")
+        if let accepted = parameter("accepted") {
+            guard let value = Bool(accepted) else { throw badRequest("accepted must be true or false") }
+            query.accepted = value
+        }
+        return query
+    }
+
+    static func fault(id: Int, rule: FaultRule) -> JSONValue {
+        ["id": .number(JSONNumber(id)), "rule": .string(rule.description)]
+    }
+
+    static func status(_ server: MockAPNsServer) -> JSONValue {
+        let configuration = server.configuration
+        let transport: String = switch configuration.transport {
+        case .plaintext: "plaintext"
+        case .generatedTLS: "tls (generated CA)"
+        case .tls: "tls"
+        }
+        let authentication: String = if case .certificate = configuration.authentication { "certificate" } else { "token" }
+        return [
+            "providerURL": .string(server.providerURL), "port": .number(JSONNumber(server.port)),
+            "channelPort": server.channelPort.map { .number(JSONNumber($0)) } ?? .null,
+            "environment": .string(configuration.environment.rawValue), "transport": .string(transport),
+            "authentication": .string(authentication),
+            "keys": .array(configuration.keys.map { ["keyId": .string($0.keyID.rawValue), "teamId": .string($0.teamID.rawValue)] }),
+            "verifiesSignatures": .bool(!configuration.keys.isEmpty), "strict": .bool(configuration.strict),
+            "storeCapacity": .number(JSONNumber(configuration.storeCapacity)),
+        ]
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HeraldAuth
+import HeraldProtocol
+import NIOSSL
+
+/// How a ``MockAPNsServer`` listens, authenticates and judges requests.
+///
+/// The defaults give what `herald mock` starts with no flags: TLS with a development CA made at
+/// start-up, the sandbox environment, token authentication without registered keys (tokens are
+/// checked for form, algorithm and age, not signature), every well-formed device token a
+/// simulated device, and the lenient choices where Apple's behaviour is undocumented.
+public struct MockConfiguration: Sendable {
+    /// How connections are secured.
+    public enum Transport: Sendable {
+        /// TLS 1.2+ with ALPN `h2`, using a development CA and server certificate made at start-up
+        /// (``MockAPNsServer/trustRootPEM`` holds the CA for clients).
+        case generatedTLS
+        /// TLS 1.2+ with ALPN `h2` and this certificate chain and key.
+        case tls(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey)
+        /// HTTP/2 without TLS, with prior knowledge (`curl --http2-prior-knowledge`): for tests on
+        /// loopback.
+        case plaintext
+    }
+
+    /// How providers authenticate.
+    public enum Authentication: Sendable {
+        /// Provider tokens (`authorization: bearer <JWT>`), as Apple's token-based connections.
+        case token
+        /// TLS client certificates (mutual TLS), as Apple's certificate-based connections: the
+        /// topics come from the certificate. Certificates are verified against `trustRoots`
+        /// (the generated CA is always one when the transport is ``Transport/generatedTLS``), or
+        /// accepted unverified when `acceptsAnyCertificate` is set (for Apple-issued
+        /// certificates, whose CA the mock does not have).
+        case certificate(trustRoots: [NIOSSLCertificate], acceptsAnyCertificate: Bool)
+    }
+
+    /// Where Apple's behaviour is undocumented: what the mock does. The defaults follow what
+    /// real APNs is reported to do; ``strict`` rejects each.
+    public struct Leniency: Sendable, Hashable {
+        /// A `background` push at priority 10: Apple says "an error" but documents no reason;
+        /// APNs is reported to accept it (and not wake the app). Strict: 400 `BadPriority`.
+        public var acceptsBackgroundAtPriority10: Bool
+        /// A topic without the suffix its push type needs (`.voip`, `.push-type.liveactivity`,
+        /// …): reported answered with 400 `DeviceTokenNotForTopic`, which is the default.
+        /// Setting this accepts such pushes.
+        public var acceptsTopicSuffixMismatch: Bool
+        /// `apns-id` with uppercase hex: Apple specifies lowercase; APNs is reported to accept
+        /// uppercase. Strict: 400 `BadMessageId`.
+        public var acceptsUppercaseAPNsID: Bool
+        /// A provider token whose `iat` is a string (`"1700000000"`): reported accepted.
+        /// Strict: 403 `InvalidProviderToken`.
+        public var acceptsStringIssuedAt: Bool
+
+        /// The reported behaviour of real APNs.
+        public static let `default` = Leniency(
+            acceptsBackgroundAtPriority10: true, acceptsTopicSuffixMismatch: false,
+            acceptsUppercaseAPNsID: true, acceptsStringIssuedAt: true)
+        /// Rejects every undocumented case.
+        public static let strict = Leniency(
+            acceptsBackgroundAtPriority10: false, acceptsTopicSuffixMismatch: false,
+            acceptsUppercaseAPNsID: false, acceptsStringIssuedAt: false)
+
+        /// Creates a leniency setting.
+        public init(acceptsBackgroundAtPriority10: Bool, acceptsTopicSuffixMismatch: Bool, acceptsUppercaseAPNsID: Bool, acceptsStringIssuedAt: Bool) {
+            self.acceptsBackgroundAtPriority10 = acceptsBackgroundAtPriority10
+            self.acceptsTopicSuffixMismatch = acceptsTopicSuffixMismatch
+            self.acceptsUppercaseAPNsID = acceptsUppercaseAPNsID
+            self.acceptsStringIssuedAt = acceptsStringIssuedAt
+        }
+
+        /// Each undocumented point, its default and its strict answer: what `herald mock --help`
+        /// and the docs list.
+        public static let points: [(name: String, lenient: String, strict: String)] = [
+            ("background push at priority 10", "accepted (reported; the app is not woken)", "400 BadPriority"),
+            ("topic without its push type's suffix", "400 DeviceTokenNotForTopic (reported)", "400 DeviceTokenNotForTopic"),
+            ("apns-id with uppercase hex", "accepted (reported)", "400 BadMessageId"),
+            ("provider token with a string iat", "accepted (reported)", "403 InvalidProviderToken"),
+        ]
+    }
+
+    /// The host to bind: `127.0.0.1` by default (loopback only); `0.0.0.0` or `::` for every
+    /// interface.
+    public var host: String = "127.0.0.1"
+    /// The APNs port (Apple's alternate port 2197 by default); 0 picks a free one.
+    public var port: Int = 2197
+    /// The channel-management port (broadcast channels); 0 picks a free one, `nil` disables it.
+    public var channelPort: Int? = 0
+    /// The inspection API, event stream and metrics port; 0 picks a free one, `nil` disables it.
+    public var apiPort: Int? = 0
+    /// How connections are secured.
+    public var transport: Transport = .generatedTLS
+    /// How providers authenticate.
+    public var authentication: Authentication = .token
+    /// The environment the mock plays: `sandbox` answers with `apns-unique-id`.
+    public var environment: APNsEnvironment = .sandbox
+    /// Keys whose signatures are verified. With none, tokens are checked for form, algorithm and
+    /// age only.
+    public var keys: [ProviderPublicKey] = []
+    /// Device tokens that answer 410 `Unregistered` from the start.
+    public var unregisteredTokens: [DeviceToken] = []
+    /// Whether an unknown well-formed device token becomes a simulated device for the request's
+    /// topic and environment (the default). When off, only registered devices are accepted and
+    /// others answer 400 `BadDeviceToken`.
+    public var registersDevicesOnFirstPush: Bool = true
+    /// Fault rules, applied in order.
+    public var faults: [FaultRule] = []
+    /// The undocumented points.
+    public var leniency: Leniency = .default
+    /// How many requests the store keeps (the newest); older ones are dropped.
+    public var storeCapacity: Int = 10_000
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` once a connection is authenticated (token auth starts
+    /// at 1 until a valid token is seen).
+    public var maximumConcurrentStreams: Int = 1000
+    /// The largest request body read; bigger bodies are counted, not kept, and answered 413.
+    public var maximumBodyBytes: Int = 64 * 1024
+    /// The longest a connection may stay without a request before the mock sends `GOAWAY` with
+    /// `IdleTimeout`; `nil` never.
+    public var idleTimeout: Duration? = nil
+    /// The clock (UNIX seconds); injectable for tests of token age.
+    public var now: @Sendable () -> Date = Date.init
+
+    /// The defaults.
+    public init() {}
+
+    /// Sets every undocumented point to reject (`herald mock --strict`).
+    public var strict: Bool {
+        get { leniency == .strict }
+        set { leniency = newValue ? .strict : .default }
+    }
+}

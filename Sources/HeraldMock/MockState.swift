@@ -1,0 +1,413 @@
+import Foundation
+import HeraldDevice
+import HeraldJSON
+import HeraldProtocol
+import Synchronization
+
+/// A simulated device as the mock knows it: its binding (topic, environment), whether its token
+/// is registered, and what its Notification Center shows.
+public struct MockDevice: Sendable {
+    /// The device token (lowercase hex).
+    public var token: DeviceToken
+    /// The topic the token belongs to (`nil` until the first push binds it).
+    public var topic: String?
+    /// The environment the token belongs to.
+    public var environment: APNsEnvironment
+    /// When the token was marked unregistered (410 from then on), or `nil` while it is active.
+    public var unregisteredAt: Date?
+    /// The broadcast channels it is subscribed to.
+    public var channels: Set<String>
+    /// Accepted pushes delivered to it.
+    public var deliveries: Int
+    /// Its Notification Center, badge, Live Activities and event log.
+    public var device: SimulatedDevice
+
+    /// The device as JSON: `token`, `topic`, `environment`, `state` (`active` or
+    /// `unregistered`), `unregisteredAt` (milliseconds), `channels`, `deliveries`, `badge`,
+    /// `notificationCount`, `groups` (each `{threadId, notifications}`), `activities` and
+    /// `backgroundWakes`.
+    public var jsonValue: JSONValue {
+        var object = JSONObject()
+        func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
+        add("token", .string(token.hex))
+        add("topic", topic.map { .string($0) } ?? .null)
+        add("environment", .string(environment.rawValue))
+        add("state", .string(unregisteredAt == nil ? "active" : "unregistered"))
+        add("unregisteredAt", unregisteredAt.map { .number(JSONNumber(Int64($0.timeIntervalSince1970 * 1000))) } ?? .null)
+        add("channels", .array(channels.sorted().map { .string($0) }))
+        add("deliveries", .number(JSONNumber(deliveries)))
+        add("badge", device.badge.map { .number(JSONNumber($0)) } ?? .null)
+        add("notificationCount", .number(JSONNumber(device.notificationCount)))
+        add("groups", .array(device.groups.map { group in
+            [
+                "threadId": group.threadIdentifier.map { .string($0) } ?? .null,
+                "notifications": .array(group.notifications.map { notification in
+                    [
+                        "id": .string(notification.id), "receivedAt": .number(JSONNumber(floatLiteral: notification.receivedAt)),
+                        "collapseId": notification.collapseID.map { .string($0) } ?? .null,
+                        "replacements": .number(JSONNumber(notification.replacements)), "content": notification.content.jsonValue,
+                    ]
+                }),
+            ]
+        }))
+        add("activities", .array(device.activities.values.sorted { $0.id < $1.id }.map { activity in
+            [
+                "id": .string(activity.id), "event": activity.latest.event.map { .string($0) } ?? .null,
+                "ended": .bool(activity.ended), "updates": .number(JSONNumber(activity.updates)),
+                "contentState": activity.latest.contentState.map { .object($0) } ?? .null,
+            ]
+        }))
+        add("backgroundWakes", .number(JSONNumber(device.backgroundWakes.count)))
+        return .object(object)
+    }
+}
+
+/// A broadcast channel of the mock.
+public struct MockChannel: Sendable, Hashable {
+    /// The channel ID (base64 of 16 random bytes, as APNs' are).
+    public var id: String
+    /// The bundle ID it belongs to.
+    public var bundleID: String
+    /// 0: no message stored; 1: the most recent message stored.
+    public var storagePolicy: Int
+    /// When it was created.
+    public var createdAt: Date
+
+    /// `{id, bundleId, messageStoragePolicy, createdAt, subscribers}`.
+    func jsonValue(subscribers: Int) -> JSONValue {
+        [
+            "id": .string(id), "bundleId": .string(bundleID), "messageStoragePolicy": .number(JSONNumber(storagePolicy)),
+            "createdAt": .string(NotificationRecord.iso8601(createdAt)), "subscribers": .number(JSONNumber(subscribers)),
+        ]
+    }
+}
+
+/// Something that happened in the mock, for the event stream.
+public enum MockEvent: Sendable {
+    /// A request was answered (or not) and recorded.
+    case received(NotificationRecord)
+    /// The store was cleared.
+    case cleared
+}
+
+/// Where records are kept: bounded, newest first on reading.
+protocol NotificationStore: Sendable {
+    func append(_ record: NotificationRecord)
+    func query(_ query: NotificationQuery) -> (records: [NotificationRecord], total: Int)
+    func record(id: String) -> NotificationRecord?
+    func clear()
+    var count: Int { get }
+}
+
+/// A filter over records.
+public struct NotificationQuery: Sendable, Hashable {
+    /// At most this many (default 1,000).
+    public var limit: Int = 1000
+    /// Only records with an id below this (paging: pass the last id of the previous page).
+    public var before: Int?
+    /// Only this device token.
+    public var token: String?
+    /// Only this topic.
+    public var topic: String?
+    /// Only this status.
+    public var status: Int?
+    /// Only accepted (`true`) or rejected (`false`) requests.
+    public var accepted: Bool?
+    /// Only this reason.
+    public var reason: String?
+    /// Only this push type.
+    public var pushType: String?
+    /// Only this kind (`device`, `broadcast`, `channel`, `other`).
+    public var kind: String?
+    /// Text that the payload, token, topic or reason contains.
+    public var search: String?
+
+    /// Everything, newest first, up to 1,000.
+    public init() {}
+
+    func matches(_ record: NotificationRecord) -> Bool {
+        if let before, record.id >= before { return false }
+        if let token, record.deviceToken != token.lowercased() { return false }
+        if let topic, record.topic != topic { return false }
+        if let status, record.status != status { return false }
+        if let accepted, record.isAccepted != accepted { return false }
+        if let reason, record.reason?.rawValue != reason { return false }
+        if let pushType, record.request?.pushType?.rawValue != pushType { return false }
+        if let kind, record.kind.rawValue != kind { return false }
+        if let search, !search.isEmpty {
+            let haystacks = [record.payloadText, record.deviceToken ?? "", record.topic ?? "", record.reason?.rawValue ?? "", record.apnsID ?? ""]
+            if !haystacks.contains(where: { $0.localizedCaseInsensitiveContains(search) }) { return false }
+        }
+        return true
+    }
+}
+
+/// The in-memory store: a ring of the newest `capacity` records.
+final class MemoryNotificationStore: NotificationStore {
+    private struct Ring {
+        var slots: [NotificationRecord?]
+        var next = 0
+        var count = 0
+    }
+
+    private let ring: Mutex<Ring>
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        ring = Mutex(Ring(slots: Array(repeating: nil, count: max(1, capacity))))
+    }
+
+    func append(_ record: NotificationRecord) {
+        ring.withLock { ring in
+            ring.slots[ring.next] = record
+            ring.next = (ring.next + 1) % capacity
+            ring.count = min(ring.count + 1, capacity)
+        }
+    }
+
+    /// Newest first.
+    private func newestFirst(_ ring: Ring, _ body: (NotificationRecord) -> Bool) {
+        var index = ring.next
+        for _ in 0..<ring.count {
+            index = (index - 1 + capacity) % capacity
+            if let record = ring.slots[index], !body(record) { return }
+        }
+    }
+
+    func query(_ query: NotificationQuery) -> (records: [NotificationRecord], total: Int) {
+        ring.withLock { ring in
+            var records: [NotificationRecord] = []
+            var total = 0
+            newestFirst(ring) { record in
+                if query.matches(record) {
+                    total += 1
+                    if records.count < query.limit { records.append(record) }
+                }
+                return true
+            }
+            return (records, total)
+        }
+    }
+
+    func record(id: String) -> NotificationRecord? {
+        ring.withLock { ring in
+            var found: NotificationRecord?
+            newestFirst(ring) { record in
+                if record.apnsID == id || String(record.id) == id { found = record; return false }
+                return true
+            }
+            return found
+        }
+    }
+
+    func clear() {
+        ring.withLock { ring in ring = Ring(slots: Array(repeating: nil, count: capacity)) }
+    }
+
+    var count: Int { ring.withLock { $0.count } }
+}
+
+/// The devices the mock simulates, each behind its own lock so pushes to different devices run
+/// in parallel.
+final class DeviceRegistry: Sendable {
+    final class Entry: Sendable {
+        let state: Mutex<MockDevice>
+        init(_ device: MockDevice) { state = Mutex(device) }
+    }
+
+    private let entries = Mutex<[DeviceToken: Entry]>([:])
+    /// Insertion order of devices registered by a first push, for eviction.
+    private let automatic = Mutex<[DeviceToken]>([])
+    let capacity: Int
+    let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func entry(_ token: DeviceToken) -> Entry? { entries.withLock { $0[token] } }
+
+    /// The entry for `token`, made (bound to `topic` and `environment`) when it is new and
+    /// `create` is set. Devices made this way are evicted oldest first beyond `capacity`.
+    func entry(_ token: DeviceToken, creatingWith topic: String?, environment: APNsEnvironment) -> Entry {
+        entries.withLock { entries in
+            if let entry = entries[token] { return entry }
+            let entry = Entry(MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer)))
+            entries[token] = entry
+            let evicted: DeviceToken? = automatic.withLock { list in
+                list.append(token)
+                return list.count > capacity ? list.removeFirst() : nil
+            }
+            if let evicted { entries[evicted] = nil }
+            return entry
+        }
+    }
+
+    /// Registers (or re-binds) a device explicitly; it is never evicted.
+    func register(_ token: DeviceToken, topic: String?, environment: APNsEnvironment) -> MockDevice {
+        entries.withLock { entries in
+            automatic.withLock { $0.removeAll { $0 == token } }
+            if let entry = entries[token] {
+                return entry.state.withLock { device in
+                    if let topic { device.topic = topic }
+                    device.environment = environment
+                    device.unregisteredAt = nil
+                    return device
+                }
+            }
+            let device = MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer))
+            entries[token] = Entry(device)
+            return device
+        }
+    }
+
+    func remove(_ token: DeviceToken) -> Bool {
+        entries.withLock { $0.removeValue(forKey: token) != nil }
+    }
+
+    var all: [MockDevice] {
+        let list = entries.withLock { Array($0.values) }
+        return list.map { $0.state.withLock { $0 } }.sorted { $0.token.hex < $1.token.hex }
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+
+    func removeAll() {
+        entries.withLock { $0.removeAll() }
+        automatic.withLock { $0.removeAll() }
+    }
+}
+
+/// Broadcast channels by bundle ID.
+final class ChannelRegistry: Sendable {
+    /// Apple's limit per app and environment.
+    static let limitPerApp = 10_000
+    private let channels = Mutex<[String: [String: MockChannel]]>([:])
+    private let subscribers = Mutex<[String: Set<DeviceToken>]>([:])
+
+    func create(bundleID: String, storagePolicy: Int, now: Date) -> MockChannel? {
+        channels.withLock { all in
+            guard all[bundleID, default: [:]].count < Self.limitPerApp else { return nil }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            for index in bytes.indices { bytes[index] = .random(in: 0...255) }
+            let channel = MockChannel(id: Data(bytes).base64EncodedString(), bundleID: bundleID, storagePolicy: storagePolicy, createdAt: now)
+            all[bundleID, default: [:]][channel.id] = channel
+            return channel
+        }
+    }
+
+    func channel(bundleID: String, id: String) -> MockChannel? { channels.withLock { $0[bundleID]?[id] } }
+
+    func channel(id: String) -> MockChannel? {
+        channels.withLock { all in all.values.lazy.compactMap { $0[id] }.first }
+    }
+
+    func delete(bundleID: String, id: String) -> Bool {
+        let removed = channels.withLock { $0[bundleID]?.removeValue(forKey: id) != nil }
+        if removed { _ = subscribers.withLock { $0.removeValue(forKey: id) } }
+        return removed
+    }
+
+    func list(bundleID: String) -> [MockChannel] {
+        channels.withLock { ($0[bundleID] ?? [:]).values.sorted { $0.createdAt < $1.createdAt } }
+    }
+
+    var all: [MockChannel] {
+        channels.withLock { $0.values.flatMap(\.values).sorted { $0.createdAt < $1.createdAt } }
+    }
+
+    func subscribe(_ token: DeviceToken, to id: String) { subscribers.withLock { _ = $0[id, default: []].insert(token) } }
+    func unsubscribe(_ token: DeviceToken, from id: String) { subscribers.withLock { _ = $0[id]?.remove(token) } }
+    func subscribers(of id: String) -> [DeviceToken] { subscribers.withLock { Array($0[id] ?? []).sorted { $0.hex < $1.hex } } }
+
+    func removeAll() {
+        channels.withLock { $0.removeAll() }
+        subscribers.withLock { $0.removeAll() }
+    }
+}
+
+/// The fault rules in force, with their running counts.
+final class FaultTable: Sendable {
+    struct Entry: Sendable {
+        var id: Int
+        var rule: FaultRule
+        var seen = 0
+        var applied = 0
+    }
+
+    private let state = Mutex<(entries: [Entry], nextID: Int)>(([], 1))
+
+    @discardableResult
+    func add(_ rule: FaultRule) -> Int {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.entries.append(Entry(id: id, rule: rule))
+            return id
+        }
+    }
+
+    func remove(id: Int) -> Bool {
+        state.withLock { state in
+            let before = state.entries.count
+            state.entries.removeAll { $0.id == id }
+            return state.entries.count != before
+        }
+    }
+
+    func removeAll() { state.withLock { $0.entries.removeAll() } }
+
+    var entries: [Entry] { state.withLock { $0.entries } }
+
+    var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
+
+    /// The first rule that matches this request, counted; rules that ran out are removed.
+    func match(token: DeviceToken?, topic: String?, pushType: PushType?, path: FaultRule.PathKind) -> FaultRule? {
+        state.withLock { state in
+            for index in state.entries.indices {
+                let rule = state.entries[index].rule
+                guard rule.filters(token: token, topic: topic, pushType: pushType, path: path) else { continue }
+                state.entries[index].seen += 1
+                if let every = rule.every, state.entries[index].seen % every != 0 { continue }
+                if let probability = rule.probability, Double.random(in: 0..<1) >= probability { continue }
+                state.entries[index].applied += 1
+                if let times = rule.times, state.entries[index].applied >= times {
+                    state.entries.remove(at: index)
+                }
+                return rule
+            }
+            return nil
+        }
+    }
+}
+
+/// Subscribers to the event stream; each has a bounded buffer (a slow reader loses the oldest
+/// events, never the server's memory).
+final class EventHub: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<MockEvent>.Continuation]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    func subscribe(buffer: Int = 1000) -> AsyncStream<MockEvent> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<MockEvent>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    var hasSubscribers: Bool { subscribers.withLock { !$0.isEmpty } }
+
+    func publish(_ event: MockEvent) {
+        let targets = subscribers.withLock { Array($0.values) }
+        for continuation in targets { continuation.yield(event) }
+    }
+
+    func finishAll() {
+        let targets = subscribers.withLock { state in
+            defer { state.removeAll() }
+            return Array(state.values)
+        }
+        for continuation in targets { continuation.finish() }
+    }
+}
