@@ -7,10 +7,10 @@ import Darwin
 #endif
 
 /// `herald`: the command-line front of the toolkit.
-struct Herald: ParsableCommand {
+struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Apple Push Notification tools: format, lint and preview payloads.",
+        abstract: "Apple Push Notification tools: format, lint and preview payloads; run a mock APNs server.",
         discussion: """
             A payload is the JSON body of an APNs request: an "aps" dictionary for the system and \
             your own keys beside it. Herald measures payloads in bytes exactly as APNs does.
@@ -18,7 +18,7 @@ struct Herald: ParsableCommand {
             Exit status: 0 success, 1 the input has errors, 2 bad arguments or unreadable input.
             """,
         version: "0.1.0",
-        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self]
+        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self]
     )
 }
 
@@ -26,10 +26,14 @@ struct Herald: ParsableCommand {
 /// common convention for "bad arguments", so usage errors are mapped here.
 @main
 enum HeraldMain {
-    static func main() {
+    static func main() async {
         do {
             var command = try Herald.parseAsRoot()
-            try command.run()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch let error as UsageError {
             writeStandardError("herald: error: \(error.message)\n")
             exit(ExitStatus.usage)

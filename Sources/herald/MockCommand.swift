@@ -1,0 +1,384 @@
+import ArgumentParser
+import Foundation
+import HeraldAuth
+import HeraldJSON
+import HeraldMock
+import HeraldProtocol
+import Logging
+import NIOSSL
+import ServiceLifecycle
+
+/// `herald mock`: a local APNs server.
+struct MockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mock",
+        abstract: "Run a local APNs server that validates like Apple, injects faults and records every push.",
+        discussion: """
+            Providers send to it exactly as to APNs: HTTP/2, POST /3/device/<token> with the apns-* \
+            headers and a provider token (or a client certificate with --auth certificate). It \
+            answers with Apple's statuses and reasons, delivers accepted pushes to simulated \
+            devices, and records every request for the API on --api-port (GET /api/v1/notifications, \
+            devices, faults, a live event stream at /api/v1/events, an OpenAPI document at \
+            /api/v1/openapi.json, Prometheus metrics at /metrics).
+
+            TLS: by default a CA and a server certificate for localhost, 127.0.0.1 and ::1 are made \
+            at start-up; the CA is written to --ca-out (default: a file in the temporary folder) for \
+            clients to trust. --tls-cert and --tls-key use your own; --plaintext serves HTTP/2 with \
+            prior knowledge (curl --http2-prior-knowledge).
+
+            Keys: --key FILE --key-id ID --team-id ID (repeatable, in that order) registers a \
+            provider key (.p8 or a public-key PEM) whose signatures are verified. With none, \
+            provider tokens are checked for form, algorithm and age only.
+
+            Where Apple's behaviour is undocumented the default follows what real APNs is reported \
+            to do; --strict rejects:
+            \(MockConfiguration.Leniency.points.map { "  \($0.name): \($0.lenient); strict: \($0.strict)" }.joined(separator: "\n"))
+
+            Fault rules (--fault RULE, repeatable; also the config file and POST /api/v1/faults) \
+            are comma-separated items: one action, status=CODE[/REASON], delay=DURATION, \
+            goaway=REASON[/before], reset[=CODE], close, max-streams=N or hang; matchers \
+            token=HEX, topic=TOPIC, push-type=TYPE, path=device|broadcast|channels, every=N, \
+            probability=P; and times=N to stop after N matches.
+              --fault 'status=429/TooManyRequests,token=740f…,times=2'
+              --fault 'status=503/ServiceUnavailable,every=10'
+              --fault 'goaway=Shutdown,times=1'
+              --fault 'delay=2s,probability=0.1'
+
+            --config FILE reads a JSON object with any of: host, port, apiPort, channelPort, \
+            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, unregistered \
+            (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}). \
+            Flags given on the command line win.
+
+            Port 0 picks a free port; the ports are printed. SIGINT or SIGTERM stops it gracefully.
+
+            Examples:
+              herald mock
+              herald mock --plaintext --port 0 --api-port 0
+              herald mock --key AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --strict
+              herald mock --unregistered 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
+            """
+    )
+
+    @Option(help: ArgumentHelp("The address to bind (default 127.0.0.1; 0.0.0.0 for every interface).", valueName: "HOST"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("The APNs port (default 2197; 0 picks one).", valueName: "PORT"))
+    var port: Int?
+
+    @Option(name: .customLong("api-port"), help: ArgumentHelp("The API, event stream and metrics port (default 8197; 0 picks one).", valueName: "PORT"))
+    var apiPort: Int?
+
+    @Option(name: .customLong("channel-port"), help: ArgumentHelp("The broadcast channel-management port (default 2195 in sandbox, 2196 in production; 0 picks one).", valueName: "PORT"))
+    var channelPort: Int?
+
+    @Flag(help: "Serve HTTP/2 without TLS (prior knowledge), for local tests.")
+    var plaintext = false
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("The server certificate chain (PEM), instead of a generated one.", valueName: "PEM"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The server certificate's private key (PEM).", valueName: "PEM"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("ca-out"), help: ArgumentHelp("Where to write the generated CA certificate for clients to trust.", valueName: "FILE"))
+    var caOut: String?
+
+    @Option(help: ArgumentHelp("The environment played: sandbox (answers carry apns-unique-id) or production.", valueName: "ENV"))
+    var environment: String?
+
+    @Option(help: ArgumentHelp("Provider authentication: token (default) or certificate (mutual TLS; topics from the client certificate).", valueName: "MODE"))
+    var auth: String?
+
+    @Option(name: .customLong("client-ca"), help: ArgumentHelp("With --auth certificate: a CA (PEM) client certificates must chain to (repeatable).", valueName: "PEM"))
+    var clientCA: [String] = []
+
+    @Flag(name: .customLong("accept-any-client-certificate"), help: "With --auth certificate: accept client certificates without verifying them (for Apple-issued certificates).")
+    var acceptAnyClientCertificate = false
+
+    @Option(name: .customLong("key"), help: ArgumentHelp("A provider key file (.p8 or public-key PEM) whose signatures are verified (repeatable).", valueName: "FILE"))
+    var keys: [String] = []
+
+    @Option(name: .customLong("key-id"), help: ArgumentHelp("The key ID of the matching --key.", valueName: "ID"))
+    var keyIDs: [String] = []
+
+    @Option(name: .customLong("team-id"), help: ArgumentHelp("The team ID of the matching --key.", valueName: "ID"))
+    var teamIDs: [String] = []
+
+    @Option(help: ArgumentHelp("A device token that answers 410 Unregistered (repeatable).", valueName: "TOKEN"))
+    var unregistered: [String] = []
+
+    @Option(help: ArgumentHelp("A fault rule (repeatable; grammar above).", valueName: "RULE"))
+    var fault: [String] = []
+
+    @Flag(help: "Reject where Apple's behaviour is undocumented (listed above).")
+    var strict = false
+
+    @Option(name: .customLong("store-limit"), help: ArgumentHelp("How many requests to keep for the API (default 10000; the newest are kept).", valueName: "N"))
+    var storeLimit: Int?
+
+    @Option(help: ArgumentHelp("A JSON configuration file (keys above).", valueName: "FILE"))
+    var config: String?
+
+    func run() async throws {
+        var settings = try ConfigFile(path: config)
+        settings.override(with: self)
+        let configuration = try settings.makeConfiguration()
+        var logger = Logger(label: "herald.mock")
+        logger.logLevel = .warning
+        let server: MockAPNsServer
+        do {
+            server = try MockAPNsServer(configuration: configuration, logger: logger)
+            try await server.start()
+        } catch {
+            throw UsageError(message: "cannot start the mock: \(error)")
+        }
+        var trustFile: String?
+        if let pem = server.trustRootPEM {
+            let path = settings.caOut ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-mock-ca-\(server.port).pem")
+            do {
+                try pem.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                await server.stop()
+                throw UsageError(message: "cannot write the CA certificate to '\(path)': \(error.localizedDescription)")
+            }
+            trustFile = path
+        }
+        print(Self.banner(server: server, trustFile: trustFile, settings: settings), terminator: "")
+        fflush(nil)
+        let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        print("herald mock: stopped")
+    }
+
+    /// What the mock listens on, what it trusts and verifies, and a request to paste.
+    static func banner(server: MockAPNsServer, trustFile: String?, settings: ConfigFile) -> String {
+        let configuration = server.configuration
+        var lines: [String] = []
+        let transport: String
+        switch configuration.transport {
+        case .plaintext: transport = "HTTP/2 with prior knowledge, no TLS"
+        case .generatedTLS: transport = "HTTP/2 over TLS, certificate from the generated CA"
+        case .tls: transport = "HTTP/2 over TLS"
+        }
+        lines.append("herald mock: \(configuration.environment) APNs on \(server.providerURL) (\(transport))")
+        if let channelPort = server.channelPort {
+            let scheme = server.providerURL.hasPrefix("https") ? "https" : "http"
+            lines.append("  channels   \(scheme)://\(configuration.host):\(channelPort)/1/apps/<bundle id>/channels")
+        }
+        if let apiPort = server.apiPort {
+            lines.append("  API        http://\(configuration.host):\(apiPort)/api/v1/notifications  (events: /api/v1/events, metrics: /metrics)")
+        }
+        if let trustFile { lines.append("  trust      \(trustFile)  (the CA made at start-up; give it to clients)") }
+        if case .certificate = configuration.authentication {
+            lines.append("  auth       client certificates (mutual TLS); topics come from the certificate")
+        } else if configuration.keys.isEmpty {
+            lines.append("  keys       NONE: provider token signatures are NOT verified (form, algorithm and age only); add --key FILE --key-id ID --team-id ID")
+        } else {
+            for key in configuration.keys { lines.append("  key        \(key.keyID) (team \(key.teamID)): signatures verified") }
+        }
+        lines.append("  strict     \(configuration.strict ? "on: undocumented cases are rejected" : "off (see herald mock --help)")")
+        for rule in server.faults { lines.append("  fault \(rule.id)    \(rule.rule)") }
+        // A request that works as pasted: a token from a throwaway key (signatures are not checked
+        // without --key) or a placeholder for the user's own.
+        let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+        var curl = "curl --http2"
+        if case .plaintext = configuration.transport { curl = "curl --http2-prior-knowledge" }
+        if let trustFile { curl += " --cacert \(trustFile)" }
+        if case .certificate = configuration.authentication {
+            curl += " --cert client.pem --key client-key.pem"
+        } else if configuration.keys.isEmpty, let keyID = try? KeyID("DEMOKEY001"), let teamID = try? TeamID("DEMOTEAM01") {
+            let demo = ProviderToken.sign(with: .generate(keyID: keyID, teamID: teamID), issuedAt: Date())
+            curl += " \\\n    -H 'authorization: bearer \(demo.rawValue)'"
+        } else {
+            curl += " \\\n    -H \"authorization: bearer $PROVIDER_TOKEN\""
+        }
+        curl += " \\\n    -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \\\n    -d '{\"aps\":{\"alert\":{\"title\":\"Hello\",\"body\":\"From herald mock\"}}}' \\\n    \(server.providerURL)/3/device/\(token)"
+        lines.append("")
+        lines.append("Send a push (the demo token is valid for an hour):")
+        lines.append("  " + curl)
+        lines.append("")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The mock's settings from `--config` and the flags (flags win), with every problem reported
+/// against the file or flag it came from.
+struct ConfigFile {
+    var host: String?
+    var port: Int?
+    var apiPort: Int?
+    var channelPort: Int?
+    var environment: String?
+    var plaintext: Bool?
+    var tlsCert: String?
+    var tlsKey: String?
+    var caOut: String?
+    var strict: Bool?
+    var storeLimit: Int?
+    var auth: String?
+    var clientCA: [String] = []
+    var acceptAnyClientCertificate: Bool?
+    var unregistered: [String] = []
+    var faults: [String] = []
+    var keys: [(file: String, keyID: String, teamID: String)] = []
+    let source: String?
+
+    init(path: String?) throws {
+        source = path
+        guard let path else { return }
+        let bytes = try InputFile(argument: path).read()
+        let document: JSONDocument
+        do {
+            document = try JSONDocument(parsing: bytes)
+        } catch {
+            throw UsageError(message: "\(path):\(error.location.line):\(error.location.column): \(error.message)")
+        }
+        guard let object = document.root.value.objectValue else { throw UsageError(message: "\(path): expected a JSON object of settings") }
+        func fail(_ key: String, _ expected: String) -> UsageError { UsageError(message: "\(path): \"\(key)\" must be \(expected)") }
+        for member in object {
+            let key = member.key, value = member.value
+            func int() throws -> Int {
+                guard let number = value.numberValue, let int = Int(number.text) else { throw fail(key, "a whole number") }
+                return int
+            }
+            func string() throws -> String {
+                guard let text = value.stringValue else { throw fail(key, "a string") }
+                return text
+            }
+            func bool() throws -> Bool {
+                guard let flag = value.boolValue else { throw fail(key, "true or false") }
+                return flag
+            }
+            func strings() throws -> [String] {
+                guard let array = value.arrayValue else { throw fail(key, "an array of strings") }
+                return try array.map { element in
+                    guard let text = element.stringValue else { throw fail(key, "an array of strings") }
+                    return text
+                }
+            }
+            switch key {
+            case "host": host = try string()
+            case "port": port = try int()
+            case "apiPort": apiPort = try int()
+            case "channelPort": channelPort = try int()
+            case "environment": environment = try string()
+            case "plaintext": plaintext = try bool()
+            case "tlsCert": tlsCert = try string()
+            case "tlsKey": tlsKey = try string()
+            case "caOut": caOut = try string()
+            case "strict": strict = try bool()
+            case "storeLimit": storeLimit = try int()
+            case "auth": auth = try string()
+            case "clientCA": clientCA = try strings()
+            case "acceptAnyClientCertificate": acceptAnyClientCertificate = try bool()
+            case "unregistered": unregistered = try strings()
+            case "faults": faults = try strings()
+            case "keys":
+                guard let array = value.arrayValue else { throw fail(key, "an array of {\"file\", \"keyId\", \"teamId\"}") }
+                keys = try array.map { element in
+                    guard let file = element["file"]?.stringValue, let keyID = element["keyId"]?.stringValue, let teamID = element["teamId"]?.stringValue else {
+                        throw fail(key, "an array of {\"file\", \"keyId\", \"teamId\"}")
+                    }
+                    return (file, keyID, teamID)
+                }
+            default:
+                throw UsageError(message: "\(path): unknown setting \"\(key)\"; see herald mock --help")
+            }
+        }
+    }
+
+    mutating func override(with flags: MockCommand) {
+        host = flags.host ?? host
+        port = flags.port ?? port
+        apiPort = flags.apiPort ?? apiPort
+        channelPort = flags.channelPort ?? channelPort
+        environment = flags.environment ?? environment
+        if flags.plaintext { plaintext = true }
+        tlsCert = flags.tlsCert ?? tlsCert
+        tlsKey = flags.tlsKey ?? tlsKey
+        caOut = flags.caOut ?? caOut
+        if flags.strict { strict = true }
+        storeLimit = flags.storeLimit ?? storeLimit
+        auth = flags.auth ?? auth
+        clientCA += flags.clientCA
+        if flags.acceptAnyClientCertificate { acceptAnyClientCertificate = true }
+        unregistered += flags.unregistered
+        faults += flags.fault
+        keys += zip(flags.keys, zip(flags.keyIDs, flags.teamIDs)).map { ($0, $1.0, $1.1) }
+        keyCountMismatch = flags.keys.count != flags.keyIDs.count || flags.keys.count != flags.teamIDs.count
+    }
+
+    private var keyCountMismatch = false
+
+    func makeConfiguration() throws -> MockConfiguration {
+        var configuration = MockConfiguration()
+        if keyCountMismatch {
+            throw UsageError(message: "each --key needs its --key-id and --team-id, in the same order")
+        }
+        if let host { configuration.host = host }
+        if let environment {
+            guard let value = APNsEnvironment(rawValue: environment) else {
+                throw UsageError(message: "--environment is sandbox or production, not '\(environment)'")
+            }
+            configuration.environment = value
+        }
+        for (name, value) in [("--port", port), ("--api-port", apiPort), ("--channel-port", channelPort)] {
+            if let value, !(0...65_535).contains(value) { throw UsageError(message: "\(name) must be from 0 to 65535, not \(value)") }
+        }
+        configuration.port = port ?? 2197
+        configuration.apiPort = apiPort ?? 8197
+        configuration.channelPort = channelPort ?? configuration.environment.channelManagementPort
+        if plaintext == true {
+            if tlsCert != nil || tlsKey != nil { throw UsageError(message: "--plaintext and --tls-cert/--tls-key exclude each other") }
+            configuration.transport = .plaintext
+        } else if tlsCert != nil || tlsKey != nil {
+            guard let tlsCert, let tlsKey else { throw UsageError(message: "--tls-cert and --tls-key go together") }
+            do {
+                configuration.transport = .tls(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(tlsCert),
+                    privateKey: try NIOSSLPrivateKey(file: tlsKey, format: .pem))
+            } catch {
+                throw UsageError(message: "cannot load --tls-cert '\(tlsCert)' and --tls-key '\(tlsKey)': \(error)")
+            }
+        }
+        switch auth ?? "token" {
+        case "token": break
+        case "certificate":
+            if plaintext == true { throw UsageError(message: "--auth certificate needs TLS; drop --plaintext") }
+            var roots: [NIOSSLCertificate] = []
+            for file in clientCA {
+                do { roots += try NIOSSLCertificate.fromPEMFile(file) } catch {
+                    throw UsageError(message: "cannot read --client-ca '\(file)': \(error)")
+                }
+            }
+            configuration.authentication = .certificate(trustRoots: roots, acceptsAnyCertificate: acceptAnyClientCertificate ?? false)
+        case let other:
+            throw UsageError(message: "--auth is token or certificate, not '\(other)'")
+        }
+        if strict == true { configuration.strict = true }
+        if let storeLimit {
+            guard storeLimit >= 1 else { throw UsageError(message: "--store-limit must be at least 1") }
+            configuration.storeCapacity = storeLimit
+        }
+        for hex in unregistered {
+            do throws(DeviceTokenError) { configuration.unregisteredTokens.append(try DeviceToken(hex: hex)) } catch {
+                throw UsageError(message: "--unregistered '\(hex)': \(error)")
+            }
+        }
+        for text in faults {
+            do throws(FaultRuleError) { configuration.faults.append(try FaultRule(parsing: text)) } catch {
+                throw UsageError(message: "--fault: \(error)")
+            }
+        }
+        for key in keys {
+            do {
+                let keyID = try KeyID(key.keyID)
+                let teamID = try TeamID(key.teamID)
+                configuration.keys.append(try ProviderPublicKey(contentsOfFile: key.file, keyID: keyID, teamID: teamID))
+            } catch {
+                throw UsageError(message: "--key '\(key.file)': \(error)")
+            }
+        }
+        return configuration
+    }
+}
