@@ -267,9 +267,11 @@ final class MockCore: Sendable {
 
     private func pushToDevice(_ token: DeviceToken, headers: APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState) {
         var headers = headers
+        var wireFields = outcome.fields
         if headers.topic == nil, let certificate = connection.certificate, let topic = certificate.defaultTopic {
             headers.topic = topic
             outcome.request = headers
+            wireFields.append(name: APNsHeader.topic, value: topic)
         }
         guard let topic = headers.topic else {
             return outcome.fail(reason: .missingTopic, "no apns-topic: token-based connections must name the topic (the bundle ID plus the push type's suffix)")
@@ -277,7 +279,8 @@ final class MockCore: Sendable {
         if let certificate = connection.certificate, !certificate.allows(topic: topic) {
             return outcome.fail(reason: .topicDisallowed, "the client certificate allows \(certificate.topicNames.joined(separator: ", ")), not \(topic)")
         }
-        let report = linter.lint(outcome.body, context: LintContext(request: headers))
+        // The linter reads the headers as sent (an uppercase apns-id stays uppercase).
+        let report = linter.lint(outcome.body, context: LintContext(fields: wireFields, endpoint: .device, isRequest: true))
         outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
@@ -364,7 +367,7 @@ final class MockCore: Sendable {
         if channel.storagePolicy == 0, let expiration = headers.expiration, expiration != .immediately {
             return outcome.fail(reason: .badExpirationDate, "channel \(channelID) stores no messages, so apns-expiration must be 0")
         }
-        let report = linter.lint(outcome.body, context: LintContext(request: headers))
+        let report = linter.lint(outcome.body, context: LintContext(fields: outcome.fields, endpoint: .broadcast, isRequest: true))
         outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)

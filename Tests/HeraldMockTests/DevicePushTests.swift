@@ -1,0 +1,153 @@
+import Foundation
+import HeraldAuth
+import HeraldJSON
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// Every answer of a device push, as an independent HTTP/2 client (Python's `h2`, signing its
+/// own provider tokens with `cryptography`) sees it.
+@Suite(.serialized) struct DevicePushTests {
+    typealias H = MockHarness
+
+    @Test func acceptedPushesAnswerAsApple() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let run = try mock.python([
+            H.push(),
+            H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-id", "123E4567-E89B-12D3-A456-4266554400A0")]),
+        ])
+        let first = run.answers[0], second = run.answers[1]
+        #expect(first.status == 200 && first.body.isEmpty && first.error == nil)
+        // A generated apns-id is a lowercase canonical UUID; sandbox answers carry apns-unique-id.
+        let generated = try #require(first.header("apns-id"))
+        #expect(generated.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", options: .regularExpression) != nil)
+        #expect(first.header("apns-unique-id") != nil)
+        #expect(first.header("content-type") == nil)
+        // An uppercase apns-id is accepted (reported) and echoed in lowercase.
+        #expect(second.status == 200 && second.header("apns-id") == "123e4567-e89b-12d3-a456-4266554400a0")
+        // The push reached the simulated device, rendered.
+        let device = try #require(mock.server.device(try DeviceToken(hex: H.token)))
+        #expect(device.deliveries == 2 && device.topic == "com.example.app" && device.device.notificationCount == 2)
+        let record = try #require(mock.server.notification(id: generated))
+        #expect(record.status == 200 && record.rendered?.body == "Hello")
+    }
+
+    @Test func productionAnswersCarryNoUniqueID() async throws {
+        let mock = try await H.start { $0.environment = .production }
+        defer { Task { await mock.stop() } }
+        let run = try mock.python([H.push()])
+        #expect(run.answers[0].status == 200 && run.answers[0].header("apns-unique-id") == nil)
+    }
+
+    /// One request per reason, each breaking exactly one rule; the expectations are Apple's
+    /// table ("Handling notification responses from APNs").
+    @Test func everyHeaderAndPayloadReason() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let alert = [("apns-topic", "com.example.app"), ("apns-push-type", "alert")]
+        let cases: [(JSONValue, Int, String)] = [
+            (H.push(method: "GET"), 405, "MethodNotAllowed"),
+            (H.push(path: "/3/devices/\(H.token)"), 404, "BadPath"),
+            (H.push(path: "/2/device/\(H.token)"), 404, "BadPath"),
+            (H.push(headers: alert + [("apns-topic", "com.example.app")]), 400, "DuplicateHeaders"),
+            (H.push(headers: [("apns-push-type", "alert")]), 400, "MissingTopic"),
+            (H.push(token: "zz" + String(H.token.dropFirst(2))), 400, "BadDeviceToken"),
+            (H.push(token: "abcd"), 400, "BadDeviceToken"),
+            (H.push(path: "/3/device/"), 400, "MissingDeviceToken"),
+            (H.push(headers: alert + [("apns-collapse-id", String(repeating: "c", count: 65))]), 400, "BadCollapseId"),
+            (H.push(headers: alert + [("apns-priority", "7")]), 400, "BadPriority"),
+            (H.push(headers: alert + [("apns-expiration", "tomorrow")]), 400, "BadExpirationDate"),
+            (H.push(headers: alert + [("apns-id", "not-a-uuid")]), 400, "BadMessageId"),
+            (H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "Alert")]), 400, "InvalidPushType"),
+            (H.push(""), 400, "PayloadEmpty"),
+            (H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "voip")]), 400, "DeviceTokenNotForTopic"),
+            (H.push(headers: [("apns-topic", "com.example.app.voip"), ("apns-push-type", "alert")]), 400, "DeviceTokenNotForTopic"),
+        ]
+        let run = try mock.python(cases.map(\.0))
+        for (index, answer) in run.answers.enumerated() {
+            #expect(answer.status == cases[index].1, "case \(index): \(answer.status ?? -1) \(answer.body)")
+            #expect(answer.reason == cases[index].2, "case \(index): \(answer.body)")
+            #expect(answer.header("content-type") == "application/json", "case \(index)")
+            #expect(answer.header("apns-id") != nil, "case \(index)")
+        }
+        // Exactly 64 bytes of collapse id is allowed.
+        let ok = try mock.python([H.push(headers: alert + [("apns-collapse-id", String(repeating: "c", count: 64))])])
+        #expect(ok.answers[0].status == 200)
+    }
+
+    @Test func sizeLimitsPerPushType() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        func sized(_ total: Int, type: String, topic: String, token: String = H.token) -> JSONValue {
+            var step = H.push(token: token, headers: [("apns-topic", topic), ("apns-push-type", type)]).objectValue!
+            step.members.removeAll { $0.key == "body" }
+            step.members.append(.init(key: "bodyRepeat", value: [#"{"aps":{"alert":""#, "x", .number(JSONNumber(total)), #""}}"#]))
+            return .object(step)
+        }
+        let voip = H.otherToken
+        let run = try mock.python([
+            sized(4096, type: "alert", topic: "com.example.app"),
+            sized(4097, type: "alert", topic: "com.example.app"),
+            sized(5120, type: "voip", topic: "com.example.app.voip", token: voip),
+            sized(5121, type: "voip", topic: "com.example.app.voip", token: voip),
+        ])
+        #expect(run.answers.map(\.status) == [200, 413, 200, 413])
+        #expect(run.answers[1].reason == "PayloadTooLarge" && run.answers[3].reason == "PayloadTooLarge")
+    }
+
+    @Test func unregisteredTokensAnswer410WithMilliseconds() async throws {
+        let dead = try DeviceToken(hex: H.otherToken)
+        let mock = try await H.start { $0.unregisteredTokens = [dead] }
+        defer { Task { await mock.stop() } }
+        let when = Date(timeIntervalSince1970: 1_790_000_000.123)
+        let live = try DeviceToken(hex: H.token)
+        mock.server.registerDevice(live, topic: "com.example.app")
+        mock.server.unregister(live, at: when)
+        let run = try mock.python([H.push(token: H.otherToken), H.push()])
+        for answer in run.answers {
+            #expect(answer.status == 410 && answer.reason == "Unregistered")
+            let timestamp = try #require(answer.bodyObject?["timestamp"] as? Int)
+            #expect(timestamp > 1_000_000_000_000, "milliseconds, not seconds")
+        }
+        #expect(run.answers[1].bodyObject?["timestamp"] as? Int == 1_790_000_000_123)
+        // Active again after re-registration.
+        mock.server.reactivate(live)
+        #expect(try mock.python([H.push()]).answers[0].status == 200)
+    }
+
+    @Test func tokensBelongToOneEnvironmentAndTopic() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        mock.server.registerDevice(try DeviceToken(hex: H.otherToken), topic: "com.example.app", environment: .production)
+        let run = try mock.python([
+            H.push(token: H.otherToken),
+            H.push(),  // binds the token to com.example.app
+            H.push(headers: [("apns-topic", "com.other.app"), ("apns-push-type", "alert")]),
+        ])
+        #expect(run.answers[0].status == 400 && run.answers[0].reason == "BadDeviceToken")
+        #expect(run.answers[1].status == 200)
+        #expect(run.answers[2].status == 400 && run.answers[2].reason == "DeviceTokenNotForTopic")
+    }
+
+    @Test func strictModeRejectsTheUndocumentedCases() async throws {
+        let background = [("apns-topic", "com.example.app"), ("apns-push-type", "background"), ("apns-priority", "10")]
+        let upper = [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-id", "123E4567-E89B-12D3-A456-4266554400A0")]
+        let steps: [JSONValue] = [
+            H.push(#"{"aps":{"content-available":1}}"#, headers: background),
+            H.push(headers: upper),
+            H.push(jwt: ["key": "main", "iatString": true], connection: "b"),
+        ]
+        let lenient = try await H.start()
+        let lenientRun = try lenient.python(steps)
+        await lenient.stop()
+        #expect(lenientRun.answers.map(\.status) == [200, 200, 200])
+
+        let strict = try await H.start { $0.strict = true }
+        defer { Task { await strict.stop() } }
+        let strictRun = try strict.python(steps)
+        #expect(strictRun.answers.map(\.status) == [400, 400, 403])
+        #expect(strictRun.answers.map(\.reason) == ["BadPriority", "BadMessageId", "InvalidProviderToken"])
+    }
+}
