@@ -12,16 +12,7 @@ struct HeraldProcess {
 
     /// The `herald` binary next to the test bundle (SwiftPM builds executables the tests
     /// depend on into the same directory).
-    static let executable: URL = {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var directory = testBinary.deletingLastPathComponent()
-        // On Linux the test runner is `<build>/HeraldPackageTests.xctest`.
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("herald").path),
-              directory.path != "/" {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("herald")
-    }()
+    static let executable = URL(fileURLWithPath: Fixtures.heraldBinary)
 
     /// Runs `herald` with `arguments` (killed, and the test failed, if it runs past the timeout).
     static func run(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Result {

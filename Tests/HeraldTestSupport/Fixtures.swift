@@ -15,6 +15,19 @@ public enum Fixtures {
         directory.appendingPathComponent(relativePath)
     }
 
+    /// The path of the `herald` binary next to the test bundle (SwiftPM builds executables the
+    /// tests depend on into the same directory).
+    public static let heraldBinary: String = {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        // On Linux the test runner is `<build>/HeraldPackageTests.xctest`.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("herald").path),
+              directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("herald").path
+    }()
+
     /// The bytes of a fixture.
     public static func bytes(_ relativePath: String) throws -> [UInt8] {
         Array(try Data(contentsOf: url(relativePath)))

@@ -1,0 +1,151 @@
+import Foundation
+import HeraldAuth
+import HeraldJSON
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// The inspection API, called with Python's `urllib` and read with Python's `json`.
+@Suite(.serialized) struct InspectionAPITests {
+    typealias H = MockHarness
+
+    /// Calls the API; returns the status and the body as text.
+    static func api(_ mock: MockHarness, _ method: String, _ path: String, body: String? = nil) throws -> (status: Int, body: String) {
+        let port = try #require(mock.server.apiPort)
+        let script = """
+            import sys, urllib.request, urllib.error
+            data = sys.stdin.read().encode() if \(body == nil ? "False" : "True") else None
+            request = urllib.request.Request('http://127.0.0.1:\(port)\(path)', data=data, method='\(method)')
+            if data is not None: request.add_header('content-type', 'application/json')
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    print(response.status); sys.stdout.write(response.read().decode())
+            except urllib.error.HTTPError as error:
+                print(error.code); sys.stdout.write(error.read().decode())
+            """
+        let output = String(decoding: try ExternalTools.python(script, stdin: Array((body ?? "").utf8)), as: UTF8.self)
+        let newline = output.firstIndex(of: "\n") ?? output.endIndex
+        return (Int(output[..<newline]) ?? -1, newline < output.endIndex ? String(output[output.index(after: newline)...]) : "")
+    }
+
+    static func object(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test func notificationsWithFiltersAndPaging() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        _ = try mock.python([
+            H.push(#"{"aps":{"alert":"Hello one"}}"#), H.push(#"{"aps":{"alert":"Hello two"}}"#),
+            H.push(headers: [("apns-push-type", "alert")]), H.push(#"{"aps":{"alert":"third"}}"#, token: H.otherToken),
+        ])
+        let all = Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)
+        let list = try #require(all["notifications"] as? [[String: Any]])
+        #expect(all["total"] as? Int == 4 && list.count == 4)
+        #expect(list.map { $0["id"] as? Int } == [4, 3, 2, 1], "newest first")
+        for key in ["apnsId", "deviceToken", "topic", "pushType", "priority", "status", "reason", "payload", "receivedAt"] {
+            #expect(list[0].keys.contains(key), "\(key)")
+        }
+        #expect(list[0]["deviceToken"] as? String == H.otherToken && list[0]["priority"] as? Int == 10)
+        #expect((list[3]["payload"] as? [String: Any])?["aps"] != nil, "the payload is JSON, not a string")
+        #expect(list[1]["status"] as? Int == 400 && list[1]["reason"] as? String == "MissingTopic")
+        #expect((list[3]["rendered"] as? [String: Any])?["body"] as? String == "Hello one")
+
+        func count(_ query: String) throws -> Int {
+            (Self.object(try Self.api(mock, "GET", "/api/v1/notifications?" + query).body)["notifications"] as? [Any])?.count ?? -1
+        }
+        #expect(try count("limit=2") == 2)
+        #expect(try count("status=400") == 1)
+        #expect(try count("accepted=false") == 1)
+        #expect(try count("token=\(H.otherToken)") == 1)
+        #expect(try count("q=Hello") == 3)
+        #expect(try count("q=hello%20one") == 1)
+        #expect(try count("before=3") == 2)
+        #expect(try count("pushType=alert&accepted=true") == 3)
+        #expect(try Self.api(mock, "GET", "/api/v1/notifications?limit=lots").status == 400)
+
+        let apnsID = try #require(list[0]["apnsId"] as? String)
+        let one = try Self.api(mock, "GET", "/api/v1/notifications/\(apnsID)")
+        #expect(one.status == 200 && Self.object(one.body)["apnsId"] as? String == apnsID)
+        #expect(try Self.api(mock, "GET", "/api/v1/notifications/nope").status == 404)
+        #expect(try Self.api(mock, "DELETE", "/api/v1/notifications").status == 204)
+        #expect(try count("") == 0)
+    }
+
+    @Test func devicesAndFaultsFromTheAPI() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let registered = try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"\#(H.token)","topic":"com.example.app"}"#)
+        #expect(registered.status == 201 && Self.object(registered.body)["state"] as? String == "active")
+        #expect(try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"xyz"}"#).status == 400)
+        #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":1790000000000}"#).status == 200)
+        let dead = try mock.python([H.push()])
+        #expect(dead.answers[0].status == 410 && dead.answers[0].bodyObject?["timestamp"] as? Int == 1_790_000_000_000)
+        #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/register").status == 200)
+
+        let fault = try Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=500"}"#)
+        #expect(fault.status == 201)
+        let id = try #require(Self.object(fault.body)["id"] as? Int)
+        let bad = try Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=900"}"#)
+        #expect(bad.status == 400 && bad.body.contains("between 200 and 599"))
+        let failing = try mock.python([H.push()])
+        #expect(failing.answers[0].status == 500 && failing.answers[0].reason == "InternalServerError")
+        #expect(try Self.api(mock, "DELETE", "/api/v1/faults/\(id)").status == 204)
+        let working = try mock.python([H.push(#"{"aps":{"alert":"Hi","badge":3}}"#)])
+        #expect(working.answers[0].status == 200)
+
+        let device = Self.object(try Self.api(mock, "GET", "/api/v1/devices/\(H.token)").body)
+        #expect(device["badge"] as? Int == 3 && device["notificationCount"] as? Int == 1)
+        let groups = try #require(device["groups"] as? [[String: Any]])
+        let content = (groups.first?["notifications"] as? [[String: Any]])?.first?["content"] as? [String: Any]
+        #expect(content?["body"] as? String == "Hi")
+        #expect(try Self.api(mock, "DELETE", "/api/v1/devices/\(H.token)").status == 204)
+        #expect(try Self.api(mock, "GET", "/api/v1/devices/\(H.token)").status == 404)
+    }
+
+    @Test func eventStreamOpenAPIAndMetrics() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let port = try #require(mock.server.apiPort)
+        // A reader of the event stream; pushes are sent until it has seen one.
+        let reader = Task.detached {
+            try ExternalTools.python("""
+                import urllib.request, json
+                with urllib.request.urlopen('http://127.0.0.1:\(port)/api/v1/events', timeout=20) as stream:
+                    assert stream.headers['content-type'].startswith('text/event-stream')
+                    event = None
+                    for raw in stream:
+                        line = raw.decode().rstrip('\\n')
+                        if line.startswith('event: '): event = line[7:]
+                        if line.startswith('data: ') and event == 'notification':
+                            print(json.loads(line[6:])['deviceToken']); break
+                """)
+        }
+        let pusher = Task.detached {
+            for _ in 0..<60 where !Task.isCancelled {
+                _ = try? mock.python([H.push()])
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let seen = String(decoding: try await reader.value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        pusher.cancel()
+        #expect(seen == H.token)
+
+        // The OpenAPI document lists every route the API answers.
+        let document = Self.object(try Self.api(mock, "GET", "/api/v1/openapi.json").body)
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        for (path, operations) in paths where operations["get"] != nil && !path.contains("{") && path != "/api/v1/events" {
+            #expect(try Self.api(mock, "GET", path).status == 200, "\(path)")
+        }
+        #expect(paths.count >= 14)
+
+        let metrics = try Self.api(mock, "GET", "/metrics")
+        #expect(metrics.status == 200)
+        let accepted = metrics.body.split(separator: "\n").first { $0.hasPrefix("herald_mock_requests_total{") && $0.contains(#"status="200""#) }
+        #expect(accepted.map { Int($0.split(separator: " ").last ?? "") ?? 0 } ?? 0 >= 1, "\(metrics.body)")
+        #expect(metrics.body.contains("herald_mock_connections_total"))
+    }
+}
+
