@@ -49,6 +49,9 @@ struct HTTP2Listener {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    // A client that does not read its answers stops being read from, so
+                    // answers cannot pile up in memory.
+                    try sync.addHandler(BackPressureHandler())
                     if let sslContext {
                         let handler = acceptAny
                             ? NIOSSLServerHandler(context: sslContext, customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) })

@@ -1,0 +1,198 @@
+"""Abuse for Herald's mock from raw sockets and Python's h2: each attack on its own connection,
+then a normal request on a fresh one to show the server still serves. Prints one JSON object.
+
+    python3 abuse.py PORT JWT TOKEN
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+
+PORT = int(sys.argv[1])
+JWT = sys.argv[2]
+TOKEN = sys.argv[3]
+HEADERS = [(":method", "POST"), (":scheme", "http"), (":authority", "localhost"), (":path", "/3/device/" + TOKEN),
+           ("authorization", "bearer " + JWT), ("apns-topic", "com.example.app"), ("apns-push-type", "alert")]
+BODY = b'{"aps":{"alert":"hi"}}'
+
+
+def connect():
+    sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    return sock, conn
+
+
+def closed_within(sock, seconds):
+    """Reads until the server closes; True if it did within `seconds`."""
+    sock.settimeout(0.5)
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            return True
+        if not data:
+            return True
+    return False
+
+
+def events_until(sock, conn, predicate, seconds):
+    """Feeds received data to h2 until `predicate(events)` or timeout; returns all events."""
+    sock.settimeout(0.5)
+    seen = []
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        if not data:
+            break
+        try:
+            seen += conn.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            break
+        out = conn.data_to_send()
+        if out:
+            try:
+                sock.sendall(out)
+            except OSError:
+                break
+        if predicate(seen):
+            break
+    return seen
+
+
+def ignore_limit(conn, code, value):
+    """Makes the client ignore a limit the server advertised (an attacker would)."""
+    conn.remote_settings.update({code: value})
+    conn.remote_settings.acknowledge()
+
+
+def push(sock, conn):
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, HEADERS)
+    conn.send_data(stream, BODY, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    return stream
+
+
+def healthy():
+    sock, conn = connect()
+    stream = push(sock, conn)
+    seen = events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) and x.stream_id == stream for x in e), 10)
+    status = [dict(x.headers).get(":status") for x in seen if isinstance(x, h2.events.ResponseReceived)]
+    sock.close()
+    return status[:1] == ["200"]
+
+
+results = {}
+
+# 1. Garbage instead of the connection preface.
+sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+sock.sendall(os.urandom(4096))
+results["garbage"] = {"closed": closed_within(sock, 10), "healthyAfter": healthy()}
+sock.close()
+
+# 2. A header block over SETTINGS_MAX_HEADER_LIST_SIZE (about 200 KB of headers).
+sock, conn = connect()
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.RemoteSettingsChanged) for x in e), 5)
+ignore_limit(conn, h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE, 2 ** 24)
+stream = conn.get_next_available_stream_id()
+try:
+    conn.send_headers(stream, HEADERS + [("x-big-%d" % i, "v" * 4000) for i in range(50)], end_stream=True)
+    sock.sendall(conn.data_to_send())
+    seen = events_until(sock, conn, lambda e: any(isinstance(x, (h2.events.StreamReset, h2.events.ConnectionTerminated, h2.events.ResponseReceived)) for x in e), 10)
+    answered_200 = any(isinstance(x, h2.events.ResponseReceived) and dict(x.headers).get(":status") == "200" for x in seen)
+    results["oversizedHeaders"] = {"refused": not answered_200, "healthyAfter": healthy()}
+except (OSError, h2.exceptions.ProtocolError) as error:
+    results["oversizedHeaders"] = {"refused": True, "healthyAfter": healthy(), "note": type(error).__name__}
+sock.close()
+
+# 3. A flood of streams: authenticate, then open 3000 streams that never finish.
+sock, conn = connect()
+first = push(sock, conn)
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) for x in e), 10)
+ignore_limit(conn, h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, 100000)
+for _ in range(3000):
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, HEADERS, end_stream=False)
+try:
+    sock.sendall(conn.data_to_send())
+except OSError:
+    pass
+seen = events_until(sock, conn, lambda e: sum(isinstance(x, h2.events.StreamReset) for x in e) >= 1900, 10)
+refused = sum(isinstance(x, h2.events.StreamReset) for x in seen)
+terminated = any(isinstance(x, h2.events.ConnectionTerminated) for x in seen)
+results["streamFlood"] = {"refusedStreams": refused, "connectionTerminated": terminated, "healthyAfter": healthy()}
+sock.close()
+
+# 4. Rapid reset (CVE-2023-44487): HEADERS then RST_STREAM, 20,000 times.
+sock, conn = connect()
+push(sock, conn)
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) for x in e), 10)
+ignore_limit(conn, h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, 100000)
+sent = 0
+started = time.time()
+try:
+    for batch in range(200):
+        for _ in range(100):
+            stream = conn.get_next_available_stream_id()
+            conn.send_headers(stream, HEADERS, end_stream=False)
+            conn.reset_stream(stream)
+            sent += 1
+        sock.sendall(conn.data_to_send())
+except (OSError, h2.exceptions.ProtocolError):
+    pass
+seen = events_until(sock, conn, lambda e: any(isinstance(x, h2.events.ConnectionTerminated) for x in e), 5)
+goaway = [x for x in seen if isinstance(x, h2.events.ConnectionTerminated)]
+results["rapidReset"] = {
+    "sent": sent, "goAway": bool(goaway), "errorCode": int(goaway[0].error_code) if goaway else None,
+    "closed": closed_within(sock, 5) if not goaway else True, "healthyAfter": healthy(),
+}
+sock.close()
+
+# 5. A slow reader: requests whose answers (400 PayloadEmpty, with a body) are never read, for
+# up to 3 seconds. The client soon has no receive window left, so answers wait in the server;
+# it must stop reading (or refuse streams, or close) rather than queue without bound.
+sock, conn = connect()
+push(sock, conn)
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) for x in e), 10)
+ignore_limit(conn, h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, 10 ** 6)
+sock.setblocking(False)
+written = 0
+pending = b""
+closed = False
+limit = 200000
+deadline = time.time() + 3
+while time.time() < deadline and written < limit:
+    if not pending:
+        for _ in range(100):
+            conn.send_headers(conn.get_next_available_stream_id(), HEADERS, end_stream=True)
+            written += 1
+        pending = conn.data_to_send()
+    try:
+        pending = pending[sock.send(pending):]
+    except BlockingIOError:
+        time.sleep(0.01)
+    except OSError:
+        closed = True
+        break
+sock.setblocking(True)
+results["slowReader"] = {"requestsWritten": written, "serverStoppedReading": written < limit, "closed": closed, "healthyAfter": healthy()}
+sock.close()
+
+print(json.dumps(results))

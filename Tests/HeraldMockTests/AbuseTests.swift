@@ -1,0 +1,55 @@
+import Foundation
+import HeraldAuth
+import HeraldTestSupport
+import Testing
+
+/// `herald mock` as a process under abuse from raw sockets and Python's `h2`: garbage, an
+/// oversized header block, a flood of streams, rapid resets, a slow reader. Each attack costs at
+/// most its own connection; the server keeps serving, and its peak memory stays bounded.
+@Suite(.serialized) struct AbuseTests {
+    @Test func abusedServerKeepsServingWithBoundedMemory() async throws {
+        try ExternalTools.requirePython(modules: "h2", package: "h2")
+        let directory = try TemporaryDirectory()
+        let key = ProviderSigningKey.generate(keyID: try KeyID("ABC123DEFG"), teamID: try TeamID("DEF123GHIJ"))
+        try directory.write("key.p8", key.pkcs8PEM)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
+        process.arguments = [
+            "mock", "--plaintext", "--port", "0", "--api-port", "0", "--channel-port", "0",
+            "--key", directory.path("key.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var banner = ""
+        while !banner.contains("/3/device/") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        let afterHost = try #require(banner.range(of: "http://127.0.0.1:"))
+        let portText = banner[afterHost.upperBound...].prefix { $0.isNumber }
+        let jwt = ProviderToken.sign(with: key, issuedAt: Date()).rawValue
+        let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+        let python = try ExternalTools.require("python3", package: "python3")
+        let run = try ExternalTools.run(python, [Fixtures.url("mock/abuse.py").path, String(portText), jwt, token], timeout: .seconds(180))
+        let results = try #require(try JSONSerialization.jsonObject(with: Data(run)) as? [String: [String: Any]])
+        for (attack, result) in results {
+            #expect(result["healthyAfter"] as? Bool == true, "\(attack): the server stopped serving: \(result)")
+        }
+        #expect(results["garbage"]?["closed"] as? Bool == true)
+        #expect(results["oversizedHeaders"]?["refused"] as? Bool == true)
+        let flood = results["streamFlood"] ?? [:]
+        #expect((flood["refusedStreams"] as? Int ?? 0) >= 1000 || flood["connectionTerminated"] as? Bool == true, "\(flood)")
+        let reset = results["rapidReset"] ?? [:]
+        #expect(reset["goAway"] as? Bool == true || reset["closed"] as? Bool == true, "rapid resets end the connection: \(reset)")
+        #expect(results["slowReader"]?["serverStoppedReading"] as? Bool == true, "\(results["slowReader"] ?? [:])")
+        // Peak resident memory of the server process (VmHWM), in kB.
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
+        #expect(peak > 0 && peak < 200 * 1024, "peak memory \(peak) kB")
+        process.terminate()
+    }
+}
