@@ -7,25 +7,6 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// One connection's shared state: its authentication, its streams and whether it is going
-/// away. Touched only on the connection's event loop (stream channels share their parent's
-/// loop), which every method asserts in debug builds.
-final class ConnectionContext: @unchecked Sendable {
-    let eventLoop: any EventLoop
-    var state: ConnectionState
-    /// The highest stream ID seen, for `GOAWAY`'s last-stream-id.
-    var highestStreamID = 0
-    var openStreams = 0
-    var goingAway = false
-    /// Whether the client certificate has been read (certificate auth).
-    var certificateResolved = false
-
-    init(eventLoop: any EventLoop, state: ConnectionState) {
-        self.eventLoop = eventLoop
-        self.state = state
-    }
-}
-
 /// Sets up the HTTP/2 server pipeline for one listener (APNs or channel management).
 struct HTTP2Listener {
     let core: MockCore
@@ -61,72 +42,25 @@ struct HTTP2Listener {
                     if let idleTimeout {
                         try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000)))
                     }
-                    let connection = ConnectionContext(eventLoop: channel.eventLoop, state: ConnectionState(id: core.nextConnectionID()))
-                    if !certificateAuth { connection.certificateResolved = true }
+                    var state = ConnectionState(id: core.nextConnectionID())
                     var settings = HTTP2Settings()
                     // Token auth: one stream until a valid provider token is seen (Apple's
                     // "Sending notification requests to APNs").
                     let initialStreams = certificateAuth || listener == .channels ? core.configuration.maximumConcurrentStreams : 1
-                    if listener == .channels || certificateAuth { connection.state.streamsRaised = true }
+                    if listener == .channels || certificateAuth { state.streamsRaised = true }
                     settings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: initialStreams))
                     settings.append(HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024))
                     settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 65_535))
                     var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
                     connectionConfiguration.initialSettings = settings
                     connectionConfiguration.maximumRecentlyResetStreams = 32
-                    var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-                    streamConfiguration.targetWindowSize = 65_535
-                    _ = try sync.configureHTTP2Pipeline(
-                        mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration
-                    ) { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandler(StreamHandler(core: core, connection: connection, listener: listener))
-                        }
-                    }
-                    try sync.addHandler(ConnectionEventsHandler(core: core, connection: connection))
+                    // No stream multiplexer: frames come to one handler per connection, which
+                    // keeps each stream's request in a table (no channel per stream).
+                    try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
+                    try sync.addHandler(APNsConnectionHandler(core: core, listener: listener, state: state, resolvesCertificate: certificateAuth))
                 }
             }
         return try await bootstrap.bind(host: host, port: port).get()
-    }
-}
-
-/// Connection-level events: counts connections, and answers an idle timeout with `GOAWAY`
-/// carrying `{"reason":"IdleTimeout"}`.
-final class ConnectionEventsHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
-
-    let core: MockCore
-    let connection: ConnectionContext
-
-    init(core: MockCore, connection: ConnectionContext) {
-        self.core = core
-        self.connection = connection
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        core.metrics.connectionsOpened.increment()
-        core.metrics.connectionsOpen.increment()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        core.metrics.connectionsOpen.decrement()
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !connection.goingAway {
-            connection.goingAway = true
-            let frame = GoAway.frame(lastStreamID: connection.highestStreamID, reason: .idleTimeout, allocator: context.channel.allocator)
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in bound.value.close(promise: nil) }
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Protocol errors close the connection (NIOHTTP2 has sent GOAWAY); others too.
-        context.close(promise: nil)
     }
 }
 
@@ -139,134 +73,213 @@ enum GoAway {
     }
 }
 
-/// One HTTP/2 stream: gathers the header fields and the body, hands the request to the core,
-/// and carries out its plan.
-final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
+/// One HTTP/2 connection of the mock: gathers each stream's header fields and body, hands
+/// complete requests to the core, carries out each plan, and answers. Writes made while reading
+/// are flushed once per read burst. Lives on the connection's event loop.
+final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private struct Pending {
+        var fields = APNsHeaderFields()
+        var body: [UInt8] = []
+        var byteCount = 0
+        /// Bytes received on the stream not yet returned with WINDOW_UPDATE.
+        var unacknowledged = 0
+        var complete = false
+    }
 
     let core: MockCore
-    let connection: ConnectionContext
     let listener: IncomingRequest.Listener
-    private var fields = APNsHeaderFields()
-    private var body: [UInt8] = []
-    private var bodyByteCount = 0
-    private var sawHeaders = false
-    private var complete = false
-    private var streamID = 0
+    private var state: ConnectionState
+    private var streams: [HTTP2StreamID: Pending] = [:]
+    private var openStreams = 0
+    private var highestStreamID = 0
+    private var goingAway = false
+    private var certificateResolved: Bool
+    /// Connection-level bytes received and not yet returned with WINDOW_UPDATE.
+    private var connectionUnacknowledged = 0
+    private var needsFlush = false
+    private var context: ChannelHandlerContext?
 
-    init(core: MockCore, connection: ConnectionContext, listener: IncomingRequest.Listener) {
+    /// Half the default 65,535-byte window: return received bytes once this many are read.
+    private static let windowUpdateThreshold = 32_768
+
+    init(core: MockCore, listener: IncomingRequest.Listener, state: ConnectionState, resolvesCertificate: Bool) {
         self.core = core
-        self.connection = connection
         self.listener = listener
+        self.state = state
+        certificateResolved = !resolvesCertificate
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        connection.openStreams += 1
-        context.channel.getOption(HTTP2StreamChannelOptions.streamID).whenSuccess { [self] id in
-            streamID = Int(id)
-            connection.highestStreamID = max(connection.highestStreamID, streamID)
-        }
+        self.context = context
+        core.metrics.connectionsOpened.increment()
+        core.metrics.connectionsOpen.increment()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        connection.openStreams -= 1
-        if connection.goingAway, connection.openStreams == 0 {
-            context.channel.parent?.close(promise: nil)
-        }
+        self.context = nil
+        core.metrics.connectionsOpen.decrement()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !complete else { return }
-        switch unwrapInboundIn(data) {
+        let frame = unwrapInboundIn(data)
+        let id = frame.streamID
+        switch frame.payload {
         case .headers(let headers):
-            if !sawHeaders {
-                sawHeaders = true
-                for header in headers.headers { fields.append(name: header.name, value: header.value) }
+            if streams[id] == nil {
+                var pending = Pending()
+                for header in headers.headers { pending.fields.append(name: header.name, value: header.value) }
+                streams[id] = pending
+                highestStreamID = max(highestStreamID, Int(id))
             }
-            if headers.endStream { finish(context: context) }
-        case .data(let frame):
-            if case .byteBuffer(let buffer) = frame.data {
-                bodyByteCount += buffer.readableBytes
-                let room = core.configuration.maximumBodyBytes - body.count
+            if headers.endStream { finish(id, context: context) }
+        case .data(let data):
+            guard case .byteBuffer(let buffer) = data.data else { return }
+            let flowControlled = buffer.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+            connectionUnacknowledged += flowControlled
+            if streams[id] != nil {
+                streams[id]!.byteCount += buffer.readableBytes
+                let room = core.configuration.maximumBodyBytes - streams[id]!.body.count
                 if room > 0 {
-                    buffer.withUnsafeReadableBytes { bytes in body.append(contentsOf: bytes.prefix(room)) }
+                    buffer.withUnsafeReadableBytes { bytes in streams[id]!.body.append(contentsOf: bytes.prefix(room)) }
+                }
+                streams[id]!.unacknowledged += flowControlled
+                if !data.endStream, streams[id]!.unacknowledged >= Self.windowUpdateThreshold {
+                    // A large body: let the client send the rest (kept bodies are bounded).
+                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: streams[id]!.unacknowledged))), promise: nil)
+                    streams[id]!.unacknowledged = 0
+                    needsFlush = true
                 }
             }
-            if frame.endStream { finish(context: context) }
+            if data.endStream { finish(id, context: context) }
+        case .rstStream:
+            streams[id] = nil
         default:
             break
         }
     }
 
-    private func finish(context: ChannelHandlerContext) {
-        complete = true
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if connectionUnacknowledged >= Self.windowUpdateThreshold {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: connectionUnacknowledged))), promise: nil)
+            connectionUnacknowledged = 0
+            needsFlush = true
+        }
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case is NIOHTTP2StreamCreatedEvent:
+            openStreams += 1
+        case let closed as StreamClosedEvent:
+            openStreams -= 1
+            streams[closed.streamID] = nil
+            if goingAway, openStreams <= 0 {
+                // Flushed first: the GOAWAY may still be waiting for the end of the read burst.
+                context.flush()
+                context.close(promise: nil)
+            }
+        case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
+            if !goingAway {
+                goAway(reason: .idleTimeout, lastStreamID: highestStreamID, context: context)
+                context.flush()
+                context.close(promise: nil)
+            }
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A protocol error (NIOHTTP2 has sent GOAWAY) or a transport error: this connection ends.
+        context.close(promise: nil)
+    }
+
+    private func finish(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let pending = streams[id], !pending.complete else { return }
+        streams[id]!.complete = true
         resolveCertificate(context: context)
-        let request = IncomingRequest(fields: fields, body: body, bodyByteCount: bodyByteCount, listener: listener)
-        let plan = core.handle(request, connection: &connection.state)
+        let request = IncomingRequest(fields: pending.fields, body: pending.body, bodyByteCount: pending.byteCount, listener: listener)
+        let plan = core.handle(request, connection: &state)
         if let delay = plan.delay {
             let nanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { bound.value.0.perform(plan, context: bound.value.1) }
+            context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                let (handler, context) = bound.value
+                guard handler.context != nil else { return }
+                handler.perform(plan, stream: id, context: context)
+                context.flush()
+            }
         } else {
-            perform(plan, context: context)
+            perform(plan, stream: id, context: context)
+            needsFlush = true
         }
     }
 
     /// Reads the client certificate's topics and environments once per connection.
     private func resolveCertificate(context: ChannelHandlerContext) {
-        guard !connection.certificateResolved else { return }
-        connection.certificateResolved = true
-        guard let parent = context.channel.parent,
-              let tls = try? parent.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
+        guard !certificateResolved else { return }
+        certificateResolved = true
+        guard let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
               let certificate = tls.peerCertificate,
               let der = try? certificate.toDERBytes(),
               let info = try? APNsCertificateInfo(derEncoded: der)
         else { return }
-        connection.state.certificate = info
+        state.certificate = info
     }
 
-    private func perform(_ plan: Plan, context: ChannelHandlerContext) {
-        let parent = context.channel.parent
+    private func goAway(reason: APNsReason, lastStreamID: Int, context: ChannelHandlerContext) {
+        goingAway = true
+        context.write(wrapOutboundOut(GoAway.frame(lastStreamID: lastStreamID, reason: reason, allocator: context.channel.allocator)), promise: nil)
+        // Streams under last-stream-id may finish; the connection closes when none is left, or
+        // after a grace period.
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .seconds(2)) {
+            bound.value.flush()
+            bound.value.close(promise: nil)
+        }
+    }
+
+    private func perform(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
         if let count = plan.lowerStreams ?? (plan.raiseStreams ? core.configuration.maximumConcurrentStreams : nil) {
-            let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: count)])))
-            parent?.writeAndFlush(settings, promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: count)])))), promise: nil)
         }
         if let goAway = plan.goAway, goAway.beforeAnswering {
-            connection.goingAway = true
-            let frame = GoAway.frame(lastStreamID: max(0, streamID - 2), reason: goAway.reason, allocator: context.channel.allocator)
-            parent?.writeAndFlush(frame, promise: nil)
-            context.close(promise: nil)
+            self.goAway(reason: goAway.reason, lastStreamID: max(0, Int(id) - 2), context: context)
             return
         }
         if let code = plan.resetCode {
-            context.writeAndFlush(wrapOutboundOut(.rstStream(HTTP2ErrorCode(networkCode: Int(code)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))), promise: nil)
             return
         }
         if plan.closeConnection {
-            parent?.close(promise: nil)
+            context.flush()
+            context.close(promise: nil)
             return
         }
         guard let response = plan.response else { return }  // no answer
-        var headers = HPACKHeaders([(":status", String(response.status))])
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(response.headers.count + 1)
+        headers.add(name: ":status", value: String(response.status))
         for (name, value) in response.headers { headers.add(name: name, value: value) }
         if response.body.isEmpty {
-            context.write(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
         } else {
-            context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers)))), promise: nil)
             var buffer = context.channel.allocator.buffer(capacity: response.body.count)
             buffer.writeBytes(response.body)
-            context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
         }
-        context.flush()
         if let goAway = plan.goAway, !goAway.beforeAnswering {
-            connection.goingAway = true
-            let frame = GoAway.frame(lastStreamID: connection.highestStreamID, reason: goAway.reason, allocator: context.channel.allocator)
-            parent?.writeAndFlush(frame, promise: nil)
+            self.goAway(reason: goAway.reason, lastStreamID: highestStreamID, context: context)
         }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
     }
 }

@@ -193,7 +193,7 @@ final class MockCore: Sendable {
         do throws(APNsHeaderError) {
             headers = try APNsRequestHeaders(parsing: outcome.fields)
         } catch {
-            if error.reason == .badMessageID { outcome.apnsID = UUID().uuidString.lowercased() }
+            if error.reason == .badMessageID { outcome.apnsID = RandomIdentifier.uuid() }
             return outcome.fail(reason: error.reason, error.problem)
         }
         outcome.request = headers
@@ -506,7 +506,7 @@ struct Outcome {
 
     /// The request's UUID lowercased, a new one when absent, empty when malformed.
     static func identifier(_ value: String?) -> String {
-        guard let value else { return UUID().uuidString.lowercased() }
+        guard let value else { return RandomIdentifier.uuid() }
         return (try? APNsID(parsing: value))?.uuidString.lowercased() ?? ""
     }
 
@@ -537,7 +537,7 @@ struct Outcome {
         self.status = status
         self.explanation = explanation
         // Development responses carry apns-unique-id, the Delivery Log's lookup key.
-        if environment.sendsUniqueID && kind == .device { uniqueID = UUID().uuidString.lowercased() }
+        if environment.sendsUniqueID && kind == .device { uniqueID = RandomIdentifier.uuid() }
         if let body {
             var writer = JSONWriter(output: JSONBytes())
             writer.value(body)
@@ -552,7 +552,7 @@ struct Outcome {
         guard answered else { return nil }
         var headers: [(String, String)] = []
         if apnsID.isEmpty {
-            headers.append((idHeader, UUID().uuidString.lowercased()))
+            headers.append((idHeader, RandomIdentifier.uuid()))
         } else {
             headers.append((idHeader, apnsID))
         }
@@ -565,18 +565,9 @@ struct Outcome {
     func record(id: Int, connection: Int) -> NotificationRecord {
         NotificationRecord(
             id: id, connection: connection, receivedAt: now, kind: kind, method: method, path: path,
-            headers: fields.map { field in
-                if field.name == APNsHeader.authorization { return (field.name, Self.redacted(field.value)) }
-                return (field.name, field.value)
-            },
+            fields: fields,
             request: request, body: body, bodyByteCount: bodyByteCount, apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID,
             status: answered ? status : nil, reason: answered ? reason : nil, timestamp: status == 410 ? timestamp : nil,
             explanation: explanation, fault: fault, findings: findings, rendered: rendered)
-    }
-
-    /// `bearer <header>.<claims>.…`: the signature is left out of records.
-    static func redacted(_ authorization: String) -> String {
-        guard let dot = authorization.lastIndex(of: ".") else { return authorization }
-        return authorization[..<dot] + ".…"
     }
 }

@@ -12,7 +12,13 @@ import Synchronization
 final class MockMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private struct Key: Hashable {
+        var kind: NotificationRecord.Kind
+        var status: Int?
+        var reason: String?
+    }
+
+    private let requestCounters = Mutex<[Key: CoreMetrics.Counter]>([:])
     let connectionsOpened: CoreMetrics.Counter
     let connectionsOpen: CoreMetrics.Meter
     let devices: CoreMetrics.Gauge
@@ -27,11 +33,11 @@ final class MockMetrics: Sendable {
     }
 
     func count(_ record: NotificationRecord) {
-        let status = record.status.map(String.init) ?? "none"
-        let reason = record.reason?.rawValue ?? ""
-        let key = "\(record.kind.rawValue) \(status) \(reason)"
+        let key = Key(kind: record.kind, status: record.status, reason: record.reason?.rawValue)
         let counter = requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
+            let status = record.status.map(String.init) ?? "none"
+            let reason = record.reason?.rawValue ?? ""
             let counter = CoreMetrics.Counter(
                 label: "herald_mock_requests_total",
                 dimensions: [("kind", record.kind.rawValue), ("status", status), ("reason", reason)], factory: factory)

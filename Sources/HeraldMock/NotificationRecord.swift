@@ -48,8 +48,20 @@ public struct NotificationRecord: Sendable, Identifiable {
     public let method: String
     /// `:path`.
     public let path: String
+    /// The request's header fields as received.
+    let fields: APNsHeaderFields
     /// The request headers as received, in order (`authorization` with the signature removed).
-    public let headers: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)] {
+        fields.map { field in
+            (field.name, field.name == APNsHeader.authorization ? Self.redacted(field.value) : field.value)
+        }
+    }
+
+    /// `bearer <header>.<claims>.…`: the signature is left out of records.
+    static func redacted(_ authorization: String) -> String {
+        guard let dot = authorization.lastIndex(of: ".") else { return authorization }
+        return authorization[..<dot] + ".…"
+    }
     /// The typed headers, when they parsed.
     public let request: APNsRequestHeaders?
     /// The request body (at most the first ``MockConfiguration/maximumBodyBytes``).
