@@ -269,7 +269,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         var headers = HPACKHeaders()
         headers.reserveCapacity(response.headers.count + 1)
         headers.add(name: ":status", value: String(response.status))
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        // Identifiers are new in every answer: indexing them would only churn the HPACK table.
+        for (name, value) in response.headers { headers.add(name: name, value: value, indexing: name == APNsHeader.contentType ? .indexable : .nonIndexable) }
         if response.body.isEmpty {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
         } else {

@@ -293,8 +293,10 @@ final class MockCore: Sendable {
         } else {
             return outcome.fail(reason: .badDeviceToken, "no device has token \(token.hex) (devices are registered through the API; registration on first push is off)")
         }
-        let payload = try? Payload(decoding: outcome.body)
-        let rendered = payload.map { devices.renderer.render($0, headers: headers) }
+        // Rendered from the linter's parse, leniently, as the device reads it.
+        let document = report.document
+        let rendered = document.flatMap { try? devices.renderer.render(document: $0, headers: headers) }
+        let payload = document.flatMap { try? Payload(document: $0) } ?? (rendered == nil ? nil : Payload())
         let environment = configuration.environment
         let problem: (APNsReason, String, Int64?)? = entry.state.withLock { device in
             if device.environment != environment {
@@ -320,7 +322,7 @@ final class MockCore: Sendable {
             return outcome.fail(reason: reason, message)
         }
         outcome.rendered = rendered
-        outcome.succeed(explanation: payload == nil ? "accepted; the payload does not decode, so the device shows nothing" : nil)
+        outcome.succeed(explanation: rendered == nil ? "accepted; the payload is not a JSON object, so the device shows nothing" : nil)
     }
 
     /// The first rejection the linter's findings give, with the leniency settings applied.
@@ -372,8 +374,8 @@ final class MockCore: Sendable {
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
         }
-        if let payload = try? Payload(decoding: outcome.body) {
-            let rendered = devices.renderer.render(payload, headers: headers)
+        if let document = report.document, let rendered = try? devices.renderer.render(document: document, headers: headers) {
+            let payload = (try? Payload(document: document)) ?? Payload()
             outcome.rendered = rendered
             for token in channels.subscribers(of: channelID) {
                 devices.entry(token)?.state.withLock { device in

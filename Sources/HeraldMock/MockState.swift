@@ -159,11 +159,15 @@ final class MemoryNotificationStore: NotificationStore {
     }
 
     func append(_ record: NotificationRecord) {
-        ring.withLock { ring in
+        // The record pushed out is released after the lock, not under it.
+        let evicted: NotificationRecord? = ring.withLock { ring in
+            let old = ring.slots[ring.next]
             ring.slots[ring.next] = record
             ring.next = (ring.next + 1) % capacity
             ring.count = min(ring.count + 1, capacity)
+            return old
         }
+        _ = evicted
     }
 
     /// Newest first.

@@ -85,10 +85,13 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
 
     /// The names that occur more than once, in order of their second occurrence.
     public var repeatedNames: [String] {
-        var seen = Set<String>()
+        // A request has a dozen fields: comparing each with those before it beats hashing.
         var repeated: [String] = []
-        for field in fields where !seen.insert(field.name).inserted && !repeated.contains(field.name) {
-            repeated.append(field.name)
+        for index in fields.indices {
+            let name = fields[index].name
+            if fields[..<index].contains(where: { $0.name == name }), !repeated.contains(name) {
+                repeated.append(name)
+            }
         }
         return repeated
     }
