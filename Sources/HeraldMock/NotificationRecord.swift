@@ -85,8 +85,18 @@ public struct NotificationRecord: Sendable, Identifiable {
     public let fault: String?
     /// The lint findings for the payload and headers.
     public let findings: [Finding]
-    /// What the device shows, for an accepted device push.
-    public let rendered: RenderedNotification?
+    /// Whether the push was delivered (an accepted device push or broadcast whose payload is
+    /// a JSON object).
+    let delivered: Bool
+
+    /// What the device shows, for an accepted push: rendered when asked for (in English,
+    /// without the app's strings), so that recording stays cheap.
+    public var rendered: RenderedNotification? {
+        guard delivered, let document = try? JSONDocument(parsing: body) else { return nil }
+        return try? Self.renderer.render(document: document, headers: request ?? APNsRequestHeaders())
+    }
+
+    static let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
 
     /// The `apns-id` answered, for `Identifiable`.
     public var identifier: String { apnsID ?? String(id) }
