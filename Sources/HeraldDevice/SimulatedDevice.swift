@@ -152,8 +152,13 @@ public struct SimulatedDevice: Sendable {
     public let renderer: NotificationRenderer
     /// Limits.
     public let configuration: Configuration
-    /// Notification Center's groups, the most recently updated first.
-    public private(set) var groups: [Group] = []
+    /// Notification Center's groups, the most recently updated first, each newest first.
+    public var groups: [Group] {
+        storedGroups.reversed().map { Group(threadIdentifier: $0.threadIdentifier, notifications: $0.notifications.reversed()) }
+    }
+    /// The groups in the opposite order (least recently updated first, each oldest first), so
+    /// that a new notification is appended rather than inserted at the front.
+    private var storedGroups: [Group] = []
     /// The app icon's badge (`nil`: no badge).
     public private(set) var badge: Int?
     /// Live Activities by identifier.
@@ -182,14 +187,14 @@ public struct SimulatedDevice: Sendable {
     /// All notifications for a summary: highest `relevance-score` first (absent counts as 0),
     /// then newest first.
     public var summary: [DeliveredNotification] {
-        groups.flatMap(\.notifications).sorted {
+        storedGroups.flatMap(\.notifications).sorted {
             let left = $0.content.relevanceScore ?? 0, right = $1.content.relevanceScore ?? 0
             return left != right ? left > right : $0.receivedAt > $1.receivedAt
         }
     }
 
     /// How many notifications Notification Center holds.
-    public var notificationCount: Int { groups.reduce(0) { $0 + $1.notifications.count } }
+    public var notificationCount: Int { storedGroups.reduce(0) { $0 + $1.notifications.count } }
 
     /// Delivers a push at `time`, returning what the device did.
     @discardableResult
@@ -238,13 +243,13 @@ public struct SimulatedDevice: Sendable {
 
     /// Removes a notification (the user swiped it away).
     public mutating func remove(id: String) {
-        for index in groups.indices { groups[index].notifications.removeAll { $0.id == id } }
-        groups.removeAll { $0.notifications.isEmpty }
+        for index in storedGroups.indices { storedGroups[index].notifications.removeAll { $0.id == id } }
+        storedGroups.removeAll { $0.notifications.isEmpty }
     }
 
     /// Clears Notification Center.
     public mutating func removeAll() {
-        groups.removeAll()
+        storedGroups.removeAll()
     }
 
     // MARK: Delivery
@@ -300,23 +305,27 @@ public struct SimulatedDevice: Sendable {
         var events: [Event] = []
         var replacements = 0
         if let collapseID = delivery.headers.collapseID?.value {
-            for groupIndex in groups.indices {
-                if let index = groups[groupIndex].notifications.firstIndex(where: { $0.collapseID == collapseID }) {
-                    let previous = groups[groupIndex].notifications.remove(at: index)
+            for groupIndex in storedGroups.indices {
+                if let index = storedGroups[groupIndex].notifications.firstIndex(where: { $0.collapseID == collapseID }) {
+                    let previous = storedGroups[groupIndex].notifications.remove(at: index)
                     replacements = previous.replacements + 1
                     events.append(.replaced(id: delivery.id, previousID: previous.id))
                 }
             }
-            groups.removeAll { $0.notifications.isEmpty }
+            storedGroups.removeAll { $0.notifications.isEmpty }
         }
         let notification = DeliveredNotification(id: delivery.id, content: content, receivedAt: time, collapseID: delivery.headers.collapseID?.value, replacements: replacements)
         let thread = content.threadIdentifier
-        if let index = groups.firstIndex(where: { $0.threadIdentifier == thread }) {
-            var group = groups.remove(at: index)
-            group.notifications.insert(notification, at: 0)
-            groups.insert(group, at: 0)
+        if let index = storedGroups.lastIndex(where: { $0.threadIdentifier == thread }) {
+            if index == storedGroups.count - 1 {
+                storedGroups[index].notifications.append(notification)
+            } else {
+                var group = storedGroups.remove(at: index)
+                group.notifications.append(notification)
+                storedGroups.append(group)
+            }
         } else {
-            groups.insert(Group(threadIdentifier: thread, notifications: [notification]), at: 0)
+            storedGroups.append(Group(threadIdentifier: thread, notifications: [notification]))
         }
         if events.isEmpty { events.append(.displayed(id: delivery.id)) }
         if notificationCount > configuration.notificationLimit { removeOldest() }
@@ -377,15 +386,16 @@ public struct SimulatedDevice: Sendable {
 
     /// Drops the notification received first (Notification Center is full).
     private mutating func removeOldest() {
-        var oldest: (group: Int, index: Int, time: Double)?
-        for (groupIndex, group) in groups.enumerated() {
-            for (index, notification) in group.notifications.enumerated() where notification.receivedAt < oldest?.time ?? .infinity {
-                oldest = (groupIndex, index, notification.receivedAt)
+        // Each group holds its notifications oldest first: the oldest of all is a group's first.
+        var oldest: (group: Int, time: Double)?
+        for (groupIndex, group) in storedGroups.enumerated() {
+            if let first = group.notifications.first, first.receivedAt < oldest?.time ?? .infinity {
+                oldest = (groupIndex, first.receivedAt)
             }
         }
         guard let oldest else { return }
-        groups[oldest.group].notifications.remove(at: oldest.index)
-        if groups[oldest.group].notifications.isEmpty { groups.remove(at: oldest.group) }
+        storedGroups[oldest.group].notifications.removeFirst()
+        if storedGroups[oldest.group].notifications.isEmpty { storedGroups.remove(at: oldest.group) }
     }
 
     /// Records a background wake, forgetting those outside the window.

@@ -107,40 +107,56 @@ public struct APNsRequestHeaders: Sendable, Hashable {
         if let repeated = fields.repeatedNames.first {
             throw APNsHeaderError(header: repeated, value: fields[repeated], reason: .duplicateHeaders, problem: "\(repeated) is given more than once")
         }
-        if let method = fields[":method"], method != "POST" {
+        // One pass over the fields (names are lowercase and, from here on, unique).
+        var method: String?, path: String?, id: String?, collapse: String?, priorityValue: String?
+        var pushTypeValue: String?, expirationValue: String?, authorization: String?
+        for field in fields {
+            switch field.name {
+            case ":method": method = field.value
+            case ":path": path = field.value
+            case APNsHeader.id: id = field.value
+            case APNsHeader.collapseID: collapse = field.value
+            case APNsHeader.priority: priorityValue = field.value
+            case APNsHeader.pushType: pushTypeValue = field.value
+            case APNsHeader.expiration: expirationValue = field.value
+            case APNsHeader.topic: topic = field.value
+            case APNsHeader.channelID: channelID = field.value
+            case APNsHeader.authorization: authorization = field.value
+            default: break
+            }
+        }
+        if let method, method != "POST" {
             throw APNsHeaderError(header: ":method", value: method, reason: .methodNotAllowed, problem: ":method is \(method); APNs accepts only POST")
         }
-        if let value = fields[APNsHeader.id] {
+        if let value = id {
             do throws(APNsIDError) { apnsID = try APNsID(parsing: value) } catch {
                 throw APNsHeaderError(header: APNsHeader.id, value: value, reason: .badMessageID, problem: error.description)
             }
         }
-        if let value = fields[APNsHeader.collapseID] {
+        if let value = collapse {
             do throws(CollapseIDError) { collapseID = try CollapseID(value) } catch {
                 throw APNsHeaderError(header: APNsHeader.collapseID, value: value, reason: .badCollapseID, problem: error.description)
             }
         }
-        if let value = fields[APNsHeader.priority] {
+        if let value = priorityValue {
             guard let parsed = PushPriority(headerValue: value) else {
                 throw APNsHeaderError(header: APNsHeader.priority, value: value, reason: .badPriority, problem: "apns-priority \"\(value)\" is not \(PushPriority.validValues)")
             }
             priority = parsed
         }
-        if let value = fields[APNsHeader.pushType] {
+        if let value = pushTypeValue {
             guard let parsed = PushType(rawValue: value) else {
                 throw APNsHeaderError(header: APNsHeader.pushType, value: value, reason: .invalidPushType, problem: "apns-push-type \"\(value)\" is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             pushType = parsed
         }
-        if let path = fields[":path"] { target = try Self.target(ofPath: path) }
-        if let value = fields[APNsHeader.expiration] {
+        if let path { target = try Self.target(ofPath: path) }
+        if let value = expirationValue {
             do throws(ExpirationError) { expiration = try Expiration(headerValue: value) } catch {
                 throw APNsHeaderError(header: APNsHeader.expiration, value: value, reason: .badExpirationDate, problem: error.description)
             }
         }
-        topic = fields[APNsHeader.topic]
-        channelID = fields[APNsHeader.channelID]
-        if let value = fields[APNsHeader.authorization] {
+        if let value = authorization {
             guard let token = APNsHeader.providerToken(inAuthorization: value) else {
                 throw APNsHeaderError(header: APNsHeader.authorization, value: nil, reason: .missingProviderToken, problem: "authorization is not \"bearer <provider token>\"")
             }
