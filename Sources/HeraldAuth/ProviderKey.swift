@@ -15,7 +15,11 @@ public struct ProviderSigningKey: Sendable, CustomStringConvertible, CustomRefle
 
     /// A key from PEM text (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`).
     ///
-    /// - Parameter source: what to call the text in errors (a file name).
+    /// - Parameters:
+    ///   - pem: The PEM text.
+    ///   - keyID: The key ID Apple shows for the key.
+    ///   - teamID: The team the key belongs to.
+    ///   - source: What to call the text in errors (a file name).
     public init(pem: String, keyID: KeyID, teamID: TeamID, source: String = "the key") throws(CredentialError) {
         self.keyID = keyID
         self.teamID = teamID

@@ -5,8 +5,8 @@ import HeraldProtocol
 /// only, a known key ID whose team is the token's `iss`, a valid signature (raw `r‖s` or DER),
 /// and an `iat` no more than one hour old and not in the future beyond a small clock skew.
 ///
-/// Each rejection carries the reason APNs answers with: ``APNsReason/invalidProviderToken`` for
-/// a malformed, unsigned or wrongly signed token, ``APNsReason/expiredProviderToken`` for one
+/// Each rejection carries the reason APNs answers with: `InvalidProviderToken` for
+/// a malformed, unsigned or wrongly signed token, `ExpiredProviderToken` for one
 /// issued more than an hour ago.
 ///
 /// With no keys registered the verifier checks form, algorithm and age but cannot check

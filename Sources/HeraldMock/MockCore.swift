@@ -57,31 +57,9 @@ struct ConnectionState: Sendable {
     }
 }
 
-/// The mock's shared state and the one place requests are judged.
-///
-/// ## Validation precedence
-///
-/// When a request breaks several rules, the first problem in this order is answered (Apple
-/// documents no order; this follows the pushy mock server's where it has one, with
-/// authentication before the payload):
-///
-/// 1. A matching fault rule (it replaces or delays what follows).
-/// 2. The headers, in ``APNsHeaderError/precedence`` order: a repeated header
-///    (`DuplicateHeaders`), `:method` (405), `apns-id` (`BadMessageId`), `apns-collapse-id`
-///    (`BadCollapseId`), `apns-priority` (`BadPriority`), `apns-push-type`
-///    (`InvalidPushType`), `:path` (404 `BadPath`, `MissingDeviceToken`, `BadDeviceToken`),
-///    `apns-expiration` (`BadExpirationDate`), `authorization` (`MissingProviderToken`).
-/// 3. Authentication: a provider token (`MissingProviderToken`, `InvalidProviderToken`,
-///    `ExpiredProviderToken`, the team bound on the first push, `TooManyProviderTokenUpdates`)
-///    or the client certificate (`BadCertificate`, `BadCertificateEnvironment`).
-/// 4. The topic: `MissingTopic`, then `TopicDisallowed` for a topic the certificate lacks.
-/// 5. The payload and the rest of the headers, by the linter's rules in
-///    ``LintCatalog/rejectionPrecedence`` (`PayloadEmpty`, 413 `PayloadTooLarge` for the push
-///    type's limit, `DeviceTokenNotForTopic` for a topic without its push type's suffix), then
-///    the strict points (``MockConfiguration/Leniency``).
-/// 6. The device: `BadDeviceToken` for a token of the other environment (or unknown when
-///    devices are not registered on first push), `DeviceTokenNotForTopic` for a token bound to
-///    another topic, 410 `Unregistered` with its timestamp.
+/// The mock's shared state and the one place requests are judged, in the order the article
+/// "Running the mock" (HeraldMock.docc/RunningTheMock.md, "What it answers") documents: faults,
+/// headers, authentication, topic, payload, device. Change one, change the other.
 final class MockCore: Sendable {
     let configuration: MockConfiguration
     let verifier: ProviderTokenVerifier
