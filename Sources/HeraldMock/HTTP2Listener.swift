@@ -87,6 +87,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         /// Bytes received on the stream not yet returned with WINDOW_UPDATE.
         var unacknowledged = 0
         var complete = false
+        /// Header and body bytes counted against the connection's budget.
+        var heldBytes = 0
     }
 
     let core: MockCore
@@ -101,6 +103,13 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     private var connectionUnacknowledged = 0
     private var needsFlush = false
     private var context: ChannelHandlerContext?
+    /// Header and body bytes held for unfinished requests on this connection.
+    private var bufferedBytes = 0
+
+    /// The most a connection may hold for unfinished requests: beyond it, the stream that
+    /// would exceed it is reset (ENHANCE_YOUR_CALM), so a client that opens many streams and
+    /// never finishes them cannot grow the server's memory.
+    static let connectionBudget = 1 << 20
 
     /// Half the default 65,535-byte window: return received bytes once this many are read.
     private static let windowUpdateThreshold = 32_768
@@ -130,9 +139,15 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         case .headers(let headers):
             if streams[id] == nil {
                 var pending = Pending()
-                for header in headers.headers { pending.fields.append(name: header.name, value: header.value) }
-                streams[id] = pending
+                var size = 0
+                for header in headers.headers {
+                    pending.fields.append(name: header.name, value: header.value)
+                    size += header.name.utf8.count + header.value.utf8.count + 32
+                }
                 highestStreamID = max(highestStreamID, Int(id))
+                guard reserve(size, stream: id, context: context) else { return }
+                pending.heldBytes = size
+                streams[id] = pending
             }
             if headers.endStream { finish(id, context: context) }
         case .data(let data):
@@ -143,7 +158,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
                 streams[id]!.byteCount += buffer.readableBytes
                 let room = core.configuration.maximumBodyBytes - streams[id]!.body.count
                 if room > 0 {
-                    buffer.withUnsafeReadableBytes { bytes in streams[id]!.body.append(contentsOf: bytes.prefix(room)) }
+                    let kept = min(room, buffer.readableBytes)
+                    guard reserve(kept, stream: id, context: context) else { return }
+                    streams[id]!.heldBytes += kept
+                    buffer.withUnsafeReadableBytes { bytes in streams[id]!.body.append(contentsOf: bytes.prefix(kept)) }
                 }
                 streams[id]!.unacknowledged += flowControlled
                 if !data.endStream, streams[id]!.unacknowledged >= Self.windowUpdateThreshold {
@@ -155,7 +173,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             if data.endStream { finish(id, context: context) }
         case .rstStream:
-            streams[id] = nil
+            release(id)
         default:
             break
         }
@@ -180,7 +198,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             openStreams += 1
         case let closed as StreamClosedEvent:
             openStreams -= 1
-            streams[closed.streamID] = nil
+            release(closed.streamID)
             if goingAway, openStreams <= 0 {
                 // Flushed first: the GOAWAY may still be waiting for the end of the read burst.
                 context.flush()
@@ -203,9 +221,32 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         context.close(promise: nil)
     }
 
+    /// Counts `size` more bytes held for `stream`, or resets the stream when the connection's
+    /// budget would be exceeded.
+    private func reserve(_ size: Int, stream id: HTTP2StreamID, context: ChannelHandlerContext) -> Bool {
+        if bufferedBytes + size <= Self.connectionBudget {
+            bufferedBytes += size
+            return true
+        }
+        release(id)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.enhanceYourCalm))), promise: nil)
+        needsFlush = true
+        return false
+    }
+
+    /// Forgets a stream's request and what it held.
+    private func release(_ id: HTTP2StreamID) {
+        if let pending = streams.removeValue(forKey: id) { bufferedBytes -= pending.heldBytes }
+    }
+
     private func finish(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let pending = streams[id], !pending.complete else { return }
-        streams[id]!.complete = true
+        // The request is handed over: the table keeps only that the stream is answered, and
+        // its bytes no longer count against the budget.
+        bufferedBytes -= pending.heldBytes
+        var answered = Pending()
+        answered.complete = true
+        streams[id] = answered
         resolveCertificate(context: context)
         let request = IncomingRequest(fields: pending.fields, body: pending.body, bodyByteCount: pending.byteCount, listener: listener)
         let plan = core.handle(request, connection: &state)

@@ -45,7 +45,7 @@ struct MockCommand: AsyncParsableCommand {
               --fault 'delay=2s,probability=0.1'
 
             --config FILE reads a JSON object with any of: host, port, apiPort, channelPort, \
-            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, unregistered \
+            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, idleTimeout, unregistered \
             (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}). \
             Flags given on the command line win.
 
@@ -112,6 +112,9 @@ struct MockCommand: AsyncParsableCommand {
 
     @Flag(help: "Reject where Apple's behaviour is undocumented (listed above).")
     var strict = false
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Send GOAWAY {\"reason\":\"IdleTimeout\"} and close a connection idle this many seconds (default: never).", valueName: "SECONDS"))
+    var idleTimeout: Double?
 
     @Option(name: .customLong("store-limit"), help: ArgumentHelp("How many requests to keep for the API (default 10000; the newest are kept).", valueName: "N"))
     var storeLimit: Int?
@@ -215,6 +218,7 @@ struct ConfigFile {
     var caOut: String?
     var strict: Bool?
     var storeLimit: Int?
+    var idleTimeout: Double?
     var auth: String?
     var clientCA: [String] = []
     var acceptAnyClientCertificate: Bool?
@@ -268,6 +272,9 @@ struct ConfigFile {
             case "caOut": caOut = try string()
             case "strict": strict = try bool()
             case "storeLimit": storeLimit = try int()
+            case "idleTimeout":
+                guard let number = value.numberValue, let seconds = Double(number.text) else { throw fail(key, "a number of seconds") }
+                idleTimeout = seconds
             case "auth": auth = try string()
             case "clientCA": clientCA = try strings()
             case "acceptAnyClientCertificate": acceptAnyClientCertificate = try bool()
@@ -299,6 +306,7 @@ struct ConfigFile {
         caOut = flags.caOut ?? caOut
         if flags.strict { strict = true }
         storeLimit = flags.storeLimit ?? storeLimit
+        idleTimeout = flags.idleTimeout ?? idleTimeout
         auth = flags.auth ?? auth
         clientCA += flags.clientCA
         if flags.acceptAnyClientCertificate { acceptAnyClientCertificate = true }
@@ -359,6 +367,10 @@ struct ConfigFile {
         if let storeLimit {
             guard storeLimit >= 1 else { throw UsageError(message: "--store-limit must be at least 1") }
             configuration.storeCapacity = storeLimit
+        }
+        if let idleTimeout {
+            guard idleTimeout > 0 else { throw UsageError(message: "--idle-timeout must be a positive number of seconds") }
+            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         }
         for hex in unregistered {
             do throws(DeviceTokenError) { configuration.unregisteredTokens.append(try DeviceToken(hex: hex)) } catch {

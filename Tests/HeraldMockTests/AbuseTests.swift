@@ -4,7 +4,8 @@ import HeraldTestSupport
 import Testing
 
 /// `herald mock` as a process under abuse from raw sockets and Python's `h2`: garbage, an
-/// oversized header block, a flood of streams, rapid resets, a slow reader. Each attack costs at
+/// oversized header block, a flood of streams, rapid resets, a slow reader, requests that never
+/// finish their bodies. Each attack costs at
 /// most its own connection; the server keeps serving, and its peak memory stays bounded.
 @Suite(.serialized) struct AbuseTests {
     @Test func abusedServerKeepsServingWithBoundedMemory() async throws {
@@ -46,6 +47,9 @@ import Testing
         let reset = results["rapidReset"] ?? [:]
         #expect(reset["goAway"] as? Bool == true || reset["closed"] as? Bool == true, "rapid resets end the connection: \(reset)")
         #expect(results["slowReader"]?["serverStoppedReading"] as? Bool == true, "\(results["slowReader"] ?? [:])")
+        let unfinished = results["unfinishedBodies"] ?? [:]
+        #expect((unfinished["resetEnhanceYourCalm"] as? Int ?? 0) > 0 || unfinished["connectionTerminated"] as? Bool == true,
+                "bodies beyond the connection's budget are refused: \(unfinished)")
         // Peak resident memory of the server process (VmHWM), in kB.
         let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0

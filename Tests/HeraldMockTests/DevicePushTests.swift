@@ -150,4 +150,17 @@ import Testing
         #expect(strictRun.answers.map(\.status) == [400, 400, 403])
         #expect(strictRun.answers.map(\.reason) == ["BadPriority", "BadMessageId", "InvalidProviderToken"])
     }
+
+    @Test func idleConnectionsAreSentGoAwayIdleTimeout() async throws {
+        let mock = try await H.start { $0.idleTimeout = .milliseconds(400) }
+        defer { Task { await mock.stop() } }
+        let run = try mock.python([
+            H.push(),
+            ["connection": "a", "action": "pump", "seconds": 1.5],
+        ])
+        #expect(run.answers[0].status == 200)
+        let goAway = try #require(run.goAway())
+        #expect(goAway["data"] as? String == #"{"reason":"IdleTimeout"}"#)
+        #expect(goAway["lastStreamId"] as? Int == 1)
+    }
 }

@@ -132,6 +132,34 @@ import Testing
         #expect(rest.contains("herald mock: stopped"))
     }
 
+    @Test func heraldMockReadsAConfigFile() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("mock.json", """
+            {"port": 0, "apiPort": 0, "channelPort": 0, "plaintext": true, "strict": true, "environment": "production",
+             "faults": ["status=503,topic=broken.app"], "storeLimit": 50, "idleTimeout": 30}
+            """)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
+        process.arguments = ["mock", "--config", directory.path("mock.json"), "--fault", "hang,topic=slow.app"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var banner = ""
+        while !banner.contains("/3/device/") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(banner.contains("herald mock: production APNs on http://127.0.0.1:"), "\(banner)")
+        #expect(banner.contains("strict     on"))
+        #expect(banner.contains("fault 1    status=503/ServiceUnavailable,topic=broken.app"))
+        #expect(banner.contains("fault 2    hang,topic=slow.app"), "flags add to the file's rules")
+        #expect(banner.contains("--http2-prior-knowledge"))
+        process.terminate()
+    }
+
     @Test func heraldMockRejectsBadFlagsClearly() throws {
         let cases: [([String], String)] = [
             (["--environment", "staging"], "sandbox or production"),
@@ -141,6 +169,7 @@ import Testing
             (["--unregistered", "xyz"], "--unregistered 'xyz'"),
             (["--plaintext", "--auth", "certificate"], "needs TLS"),
             (["--config", "/nonexistent.json"], "cannot read '/nonexistent.json'"),
+            (["--idle-timeout", "0"], "--idle-timeout must be a positive"),
         ]
         for (arguments, message) in cases {
             let result = try ExternalTools.execute(Fixtures.heraldBinary, ["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))

@@ -195,4 +195,65 @@ sock.setblocking(True)
 results["slowReader"] = {"requestsWritten": written, "serverStoppedReading": written < limit, "closed": closed, "healthyAfter": healthy()}
 sock.close()
 
+# 6. Requests that never finish, each holding a 16 KB body (within flow control): the server
+# keeps at most its per-connection budget and resets the rest (ENHANCE_YOUR_CALM).
+sock, conn = connect()
+push(sock, conn)
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) for x in e), 10)
+ignore_limit(conn, h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS, 10 ** 6)
+seen = []
+
+
+def drain(wait):
+    sock.settimeout(wait)
+    try:
+        data = sock.recv(65536)
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+    if not data:
+        return False
+    try:
+        seen.extend(conn.receive_data(data))
+    except h2.exceptions.ProtocolError:
+        return False
+    out = conn.data_to_send()
+    if out:
+        sock.sendall(out)
+    return True
+
+
+held = 0
+alive = True
+deadline = time.time() + 20
+while alive and held < 300 and time.time() < deadline:
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, HEADERS, end_stream=False)
+    sent = 0
+    while alive and sent < 16000 and time.time() < deadline:
+        window = min(conn.local_flow_control_window(stream), 16000 - sent)
+        if window <= 0:
+            sock.sendall(conn.data_to_send())
+            alive = drain(0.2)
+            if stream in [x.stream_id for x in seen if isinstance(x, h2.events.StreamReset)]:
+                break
+            continue
+        conn.send_data(stream, b"x" * window, end_stream=False)
+        sent += window
+    try:
+        sock.sendall(conn.data_to_send())
+    except OSError:
+        alive = False
+    alive = alive and drain(0.001)
+    held += 1
+for _ in range(5):
+    if not alive or not drain(0.2):
+        break
+calm = sum(isinstance(x, h2.events.StreamReset) and int(x.error_code) == 11 for x in seen)
+results["unfinishedBodies"] = {"sent": held, "resetEnhanceYourCalm": calm,
+                               "connectionTerminated": any(isinstance(x, h2.events.ConnectionTerminated) for x in seen) or not alive,
+                               "healthyAfter": healthy()}
+sock.close()
+
 print(json.dumps(results))
