@@ -21,15 +21,21 @@ extension NotificationRenderer {
     /// rendered, and the drop is reported as an error diagnostic with its position. For a key
     /// given twice, the last value is used, as `JSONSerialization` does.
     ///
+    /// - Parameters:
+    ///   - document: The payload, parsed.
+    ///   - headers: The request's headers (push type, priority, collapse ID…).
+    ///   - includingUserInfo: Whether ``RenderedNotification/userInfo`` carries the payload as
+    ///     received; leave it out (an empty object) when only what the user sees matters, such as
+    ///     a simulated device receiving thousands of pushes a second.
     /// - Throws: ``DocumentError`` only when the document is not a JSON object.
-    public func render(document: JSONDocument, headers: APNsRequestHeaders = APNsRequestHeaders()) throws(DocumentError) -> RenderedNotification {
+    public func render(document: JSONDocument, headers: APNsRequestHeaders = APNsRequestHeaders(), includingUserInfo: Bool = true) throws(DocumentError) -> RenderedNotification {
         var current = document
         var dropped: [LocalizationDiagnostic] = []
         for _ in 0..<64 {
             do {
                 let payload = try Payload(document: current)
                 // The app receives the payload as sent, keys the device ignored included.
-                let received = document.root.value.objectValue
+                let received = includingUserInfo ? document.root.value.objectValue : JSONObject()
                 var rendered = render(payload, headers: headers, userInfo: received)
                 rendered.diagnostics = dropped + rendered.diagnostics
                 return rendered

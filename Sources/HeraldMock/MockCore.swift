@@ -174,7 +174,6 @@ final class MockCore: Sendable {
             if error.reason == .badMessageID { outcome.apnsID = RandomIdentifier.uuid() }
             return outcome.fail(reason: error.reason, error.problem)
         }
-        outcome.request = headers
         guard let target = headers.target else {
             return outcome.fail(reason: .badPath, "the request has no :path")
         }
@@ -248,7 +247,7 @@ final class MockCore: Sendable {
         var wireFields = outcome.fields
         if headers.topic == nil, let certificate = connection.certificate, let topic = certificate.defaultTopic {
             headers.topic = topic
-            outcome.request = headers
+            outcome.defaultedTopic = topic
             wireFields.append(name: APNsHeader.topic, value: topic)
         }
         guard let topic = headers.topic else {
@@ -273,7 +272,9 @@ final class MockCore: Sendable {
         }
         // Rendered from the linter's parse, leniently, as the device reads it.
         let document = report.document
-        let rendered = document.flatMap { try? devices.renderer.render(document: $0, headers: headers) }
+        // The record renders its own copy, custom data included, when asked; the device needs
+        // only what the user sees.
+        let rendered = document.flatMap { try? devices.renderer.render(document: $0, headers: headers, includingUserInfo: false) }
         // The device shows `rendered`; the payload is not read again (decoding it twice cost
         // the mock 4% of its time).
         let payload: Payload? = rendered == nil ? nil : Payload()
@@ -354,7 +355,7 @@ final class MockCore: Sendable {
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
         }
-        if let document = report.document, let rendered = try? devices.renderer.render(document: document, headers: headers) {
+        if let document = report.document, let rendered = try? devices.renderer.render(document: document, headers: headers, includingUserInfo: false) {
             let payload = Payload()  // the device shows `rendered`
             outcome.delivered = true
             for token in channels.subscribers(of: channelID) {
@@ -423,13 +424,11 @@ final class MockCore: Sendable {
                 return outcome.fail(reason: .cannotCreateChannelConfig, "\(bundleID) has \(ChannelRegistry.limitPerApp) channels, Apple's limit per app and environment")
             }
             outcome.extraHeaders.append((APNsHeader.channelID, channel.id))
-            outcome.request = APNsRequestHeaders(channelID: channel.id)
             outcome.succeed(status: 201, body: nil)
         case "GET", "DELETE":
             guard let id = fields[APNsHeader.channelID] else {
                 return outcome.fail(reason: .missingChannelID, "no apns-channel-id header")
             }
-            outcome.request = APNsRequestHeaders(channelID: id)
             guard Data(base64Encoded: id) != nil else { return outcome.fail(reason: .badChannelID, "apns-channel-id \(id) is not base64") }
             guard let channel = channels.channel(bundleID: bundleID, id: id) else {
                 return outcome.fail(reason: .channelNotRegistered, "no channel \(id) exists for \(bundleID)")
@@ -457,7 +456,6 @@ struct Outcome {
     let path: String
     let environment: APNsEnvironment
     var kind: NotificationRecord.Kind
-    var request: APNsRequestHeaders?
     /// `apns-id` (device pushes) or `apns-request-id` (broadcast and channel requests); empty
     /// when the request's own value is invalid.
     var apnsID: String
@@ -472,6 +470,8 @@ struct Outcome {
     var extraHeaders: [(String, String)] = []
     var responseBody: [UInt8] = []
     var uniqueID: String?
+    /// The topic a single-topic certificate supplied.
+    var defaultedTopic: String?
     var answered = false
 
     init(fields: APNsHeaderFields, request: IncomingRequest, now: Date, environment: APNsEnvironment) {
@@ -546,10 +546,10 @@ struct Outcome {
 
     func record(id: Int, connection: Int) -> NotificationRecord {
         NotificationRecord(
-            id: id, connection: connection, receivedAt: now, kind: kind, method: method, path: path,
-            fields: fields,
-            request: request, body: body, bodyByteCount: bodyByteCount, apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID,
-            status: answered ? status : nil, reason: answered ? reason : nil, timestamp: status == 410 ? timestamp : nil,
-            explanation: explanation, fault: fault, findings: findings, delivered: delivered)
+            id: id, connection: connection, receivedAt: now, kind: kind, fields: fields, body: body, bodyByteCount: bodyByteCount,
+            apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID, status: answered ? status : nil, reason: answered ? reason : nil,
+            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: findings, delivered: delivered,
+            defaultedTopic: defaultedTopic)
     }
+
 }

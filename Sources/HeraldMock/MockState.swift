@@ -339,6 +339,8 @@ final class FaultTable: Sendable {
     }
 
     private let state = Mutex<(entries: [Entry], nextID: Int)>(([], 1))
+    /// How many rules there are, read without the lock on every request.
+    private let ruleCount = Atomic<Int>(0)
 
     @discardableResult
     func add(_ rule: FaultRule) -> Int {
@@ -346,6 +348,7 @@ final class FaultTable: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.entries.append(Entry(id: id, rule: rule))
+            ruleCount.store(state.entries.count, ordering: .relaxed)
             return id
         }
     }
@@ -354,15 +357,21 @@ final class FaultTable: Sendable {
         state.withLock { state in
             let before = state.entries.count
             state.entries.removeAll { $0.id == id }
+            ruleCount.store(state.entries.count, ordering: .relaxed)
             return state.entries.count != before
         }
     }
 
-    func removeAll() { state.withLock { $0.entries.removeAll() } }
+    func removeAll() {
+        state.withLock { state in
+            state.entries.removeAll()
+            ruleCount.store(0, ordering: .relaxed)
+        }
+    }
 
     var entries: [Entry] { state.withLock { $0.entries } }
 
-    var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
+    var isEmpty: Bool { ruleCount.load(ordering: .relaxed) == 0 }
 
     /// The first rule that matches this request, counted; rules that ran out are removed.
     func match(token: DeviceToken?, topic: String?, pushType: PushType?, path: FaultRule.PathKind) -> FaultRule? {
@@ -376,6 +385,7 @@ final class FaultTable: Sendable {
                 state.entries[index].applied += 1
                 if let times = rule.times, state.entries[index].applied >= times {
                     state.entries.remove(at: index)
+                    ruleCount.store(state.entries.count, ordering: .relaxed)
                 }
                 return rule
             }
@@ -389,18 +399,24 @@ final class FaultTable: Sendable {
 final class EventHub: Sendable {
     private let subscribers = Mutex<[Int: AsyncStream<MockEvent>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
+    /// How many subscribers there are, read without the lock on every request.
+    private let subscriberCount = Atomic<Int>(0)
 
     func subscribe(buffer: Int = 1000) -> AsyncStream<MockEvent> {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream<MockEvent>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
         continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+            guard let self else { return }
+            if subscribers.withLock({ $0.removeValue(forKey: id) }) != nil {
+                subscriberCount.subtract(1, ordering: .relaxed)
+            }
         }
         subscribers.withLock { $0[id] = continuation }
+        subscriberCount.add(1, ordering: .relaxed)
         return stream
     }
 
-    var hasSubscribers: Bool { subscribers.withLock { !$0.isEmpty } }
+    var hasSubscribers: Bool { subscriberCount.load(ordering: .relaxed) > 0 }
 
     func publish(_ event: MockEvent) {
         let targets = subscribers.withLock { Array($0.values) }
@@ -412,6 +428,7 @@ final class EventHub: Sendable {
             defer { state.removeAll() }
             return Array(state.values)
         }
+        subscriberCount.store(0, ordering: .relaxed)
         for continuation in targets { continuation.finish() }
     }
 }

@@ -44,35 +44,8 @@ public struct NotificationRecord: Sendable, Identifiable {
     public let receivedAt: Date
     /// What it addressed.
     public let kind: Kind
-    /// `:method`.
-    public let method: String
-    /// `:path`.
-    public let path: String
-    /// The request's header fields as received.
-    let fields: APNsHeaderFields
-    /// The request headers as received, in order (`authorization` with the signature removed).
-    public var headers: [(name: String, value: String)] {
-        fields.map { field in
-            (field.name, field.name == APNsHeader.authorization ? Self.redacted(field.value) : field.value)
-        }
-    }
-
-    /// `bearer <header>.<claims>.…`: the signature is left out of records.
-    static func redacted(_ authorization: String) -> String {
-        guard let dot = authorization.lastIndex(of: ".") else { return authorization }
-        return authorization[..<dot] + ".…"
-    }
-    /// The typed headers, when they parsed.
-    public let request: APNsRequestHeaders?
-    /// The request body (at most the first ``MockConfiguration/maximumBodyBytes``).
-    public let body: [UInt8]
     /// The body's size as sent.
     public let bodyByteCount: Int
-    /// The `apns-id` answered (echoed or generated), or the `apns-request-id` of a broadcast or
-    /// channel request.
-    public let apnsID: String?
-    /// The `apns-unique-id` answered (sandbox only).
-    public let uniqueID: String?
     /// The status answered, or `nil` when the mock did not answer (a fault).
     public let status: Int?
     /// The reason answered with an error status.
@@ -85,6 +58,133 @@ public struct NotificationRecord: Sendable, Identifiable {
     public let fault: String?
     /// The lint findings for the payload and headers.
     public let findings: [Finding]
+    /// The topic a certificate supplied when the request named none.
+    let defaultedTopic: String?
+    /// The header fields, the body and the identifiers, packed into one buffer: a store of
+    /// 10,000 records then frees one block per record it drops, not a dozen strings.
+    private let packed: Packed
+
+    init(
+        id: Int, connection: Int, receivedAt: Date, kind: Kind, fields: APNsHeaderFields, body: [UInt8], bodyByteCount: Int,
+        apnsID: String?, uniqueID: String?, status: Int?, reason: APNsReason?, timestamp: Int64?, explanation: String?,
+        fault: String?, findings: [Finding], delivered: Bool, defaultedTopic: String?
+    ) {
+        self.id = id
+        self.connection = connection
+        self.receivedAt = receivedAt
+        self.kind = kind
+        self.bodyByteCount = bodyByteCount
+        self.status = status
+        self.reason = reason
+        self.timestamp = timestamp
+        self.explanation = explanation
+        self.fault = fault
+        self.findings = findings
+        self.delivered = delivered
+        self.defaultedTopic = defaultedTopic
+        packed = Packed(fields: fields, body: body, apnsID: apnsID, uniqueID: uniqueID)
+    }
+
+    /// `[field count][name, value]…[apns-id][unique-id][body]`, each string as a 32-bit
+    /// length and its UTF-8 bytes (length 0xFFFFFFFF for an absent identifier).
+    private struct Packed: Sendable {
+        let bytes: [UInt8]
+        let bodyStart: Int
+
+        init(fields: APNsHeaderFields, body: [UInt8], apnsID: String?, uniqueID: String?) {
+            var size = body.count + 12 + 72
+            for field in fields.fields { size += field.name.utf8.count + field.value.utf8.count + 8 }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(size)
+            Self.put(UInt32(fields.count), into: &bytes)
+            for field in fields.fields {
+                Self.put(field.name, into: &bytes)
+                Self.put(field.value, into: &bytes)
+            }
+            Self.put(apnsID, into: &bytes)
+            Self.put(uniqueID, into: &bytes)
+            bodyStart = bytes.count
+            bytes.append(contentsOf: body)
+            self.bytes = bytes
+        }
+
+        private static func put(_ value: UInt32, into bytes: inout [UInt8]) {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+            bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: value >> 16))
+            bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        }
+
+        private static func put(_ text: String?, into bytes: inout [UInt8]) {
+            guard var text else { return put(UInt32.max, into: &bytes) }
+            text.withUTF8 { utf8 in
+                put(UInt32(utf8.count), into: &bytes)
+                bytes.append(contentsOf: utf8)
+            }
+        }
+
+        /// The strings in order: the field names and values, then the two identifiers.
+        var strings: [String?] {
+            var strings: [String?] = []
+            var offset = 0
+            func word() -> UInt32 {
+                var value: UInt32 = 0
+                for shift in 0..<4 { value |= UInt32(bytes[offset + shift]) << (8 * shift) }
+                offset += 4
+                return value
+            }
+            func string() -> String? {
+                let length = word()
+                guard length != UInt32.max else { return nil }
+                defer { offset += Int(length) }
+                return String(decoding: bytes[offset..<offset + Int(length)], as: UTF8.self)
+            }
+            let count = Int(word())
+            for _ in 0..<(count * 2 + 2) { strings.append(string()) }
+            return strings
+        }
+    }
+
+    /// The request's header fields as received.
+    var fields: APNsHeaderFields {
+        let strings = packed.strings
+        let count = (strings.count - 2) / 2
+        return APNsHeaderFields((0..<count).map { APNsHeaderFields.Field(name: strings[2 * $0] ?? "", value: strings[2 * $0 + 1] ?? "") })
+    }
+
+    /// `:method`.
+    public var method: String { fields[":method"] ?? "" }
+    /// `:path`.
+    public var path: String { fields[":path"] ?? "" }
+    /// The request body (at most the first ``MockConfiguration/maximumBodyBytes``).
+    public var body: [UInt8] { Array(packed.bytes[packed.bodyStart...]) }
+    /// The `apns-id` answered (echoed or generated), or the `apns-request-id` of a broadcast or
+    /// channel request.
+    public var apnsID: String? { packed.strings.dropLast().last ?? nil }
+    /// The `apns-unique-id` answered (sandbox only).
+    public var uniqueID: String? { packed.strings.last ?? nil }
+
+    /// The typed headers, when they parse (with the topic a certificate supplied).
+    public var request: APNsRequestHeaders? {
+        var headers = try? APNsRequestHeaders(parsing: fields)
+        if let defaultedTopic, headers?.topic == nil { headers?.topic = defaultedTopic }
+        if headers == nil, kind == .channel, let channel = fields[APNsHeader.channelID] { headers = APNsRequestHeaders(channelID: channel) }
+        return headers
+    }
+
+    /// The request headers as received, in order (`authorization` with the signature removed).
+    public var headers: [(name: String, value: String)] {
+        fields.map { field in
+            (field.name, field.name == APNsHeader.authorization ? Self.redacted(field.value) : field.value)
+        }
+    }
+
+    /// `bearer <header>.<claims>.…`: the signature is left out of records.
+    static func redacted(_ authorization: String) -> String {
+        guard let dot = authorization.lastIndex(of: ".") else { return authorization }
+        return authorization[..<dot] + ".…"
+    }
+
     /// Whether the push was delivered (an accepted device push or broadcast whose payload is
     /// a JSON object).
     let delivered: Bool
@@ -101,12 +201,20 @@ public struct NotificationRecord: Sendable, Identifiable {
     /// The `apns-id` answered, for `Identifiable`.
     public var identifier: String { apnsID ?? String(id) }
 
-    /// The device token of a device push.
-    public var deviceToken: String? { request?.deviceToken?.hex }
+    /// The device token of a device push (lowercase hex; as written in the path when it is
+    /// malformed).
+    public var deviceToken: String? {
+        let fields = self.fields
+        guard let path = fields[":path"], path.hasPrefix(APNsPath.devicePrefix) else { return nil }
+        let text = String(path.dropFirst(APNsPath.devicePrefix.count))
+        guard !text.isEmpty else { return nil }
+        return (try? DeviceToken(hex: text))?.hex ?? text
+    }
     /// `apns-topic`, or the bundle ID of a broadcast.
     public var topic: String? {
-        if case .broadcast(let bundleID)? = request?.target { return bundleID }
-        return request?.topic
+        let fields = self.fields
+        if let path = fields[":path"], path.hasPrefix(APNsPath.broadcastPrefix) { return String(path.dropFirst(APNsPath.broadcastPrefix.count)) }
+        return fields[APNsHeader.topic] ?? defaultedTopic
     }
     /// Whether the request was accepted (2xx).
     public var isAccepted: Bool { (status ?? 0) / 100 == 2 }
@@ -122,14 +230,17 @@ public struct NotificationRecord: Sendable, Identifiable {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
         func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        let request = self.request
+        let fields = self.fields
+        let body = self.body
         add("id", .number(JSONNumber(id)))
         add("apnsId", text(apnsID))
         add("uniqueId", text(uniqueID))
         add("connection", .number(JSONNumber(connection)))
         add("receivedAt", .string(Self.iso8601(receivedAt)))
         add("kind", .string(kind.rawValue))
-        add("method", .string(method))
-        add("path", .string(path))
+        add("method", .string(fields[":method"] ?? ""))
+        add("path", .string(fields[":path"] ?? ""))
         add("deviceToken", text(deviceToken))
         add("topic", text(topic))
         add("pushType", text(request?.pushType?.rawValue))
@@ -142,13 +253,15 @@ public struct NotificationRecord: Sendable, Identifiable {
         add("timestamp", timestamp.map { .number(JSONNumber($0)) } ?? .null)
         add("explanation", text(explanation))
         add("fault", text(fault))
-        add("headers", .array(headers.map { ["name": .string($0.name), "value": .string($0.value)] }))
+        add("headers", .array(fields.map { field in
+            ["name": .string(field.name), "value": .string(field.name == APNsHeader.authorization ? Self.redacted(field.value) : field.value)]
+        }))
         if body.isEmpty {
             add("payload", .null)
         } else if let document = try? JSONDocument(parsing: body) {
             add("payload", document.root.value)
         } else {
-            add("payload", .string(payloadText))
+            add("payload", .string(String(decoding: body, as: UTF8.self)))
         }
         add("payloadSize", .number(JSONNumber(bodyByteCount)))
         add("findings", .array(findings.map { finding in

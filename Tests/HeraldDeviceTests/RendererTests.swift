@@ -19,6 +19,19 @@ import Testing
         try (renderer ?? self.renderer()).render(document: JSONDocument(parsing: json), headers: headers)
     }
 
+    @Test func renderingWithoutUserInfoChangesNothingElse() throws {
+        let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+        for path in Fixtures.seedPayloads {
+            let document = try JSONDocument(parsing: try Fixtures.bytes(path))
+            let full = try renderer.render(document: document)
+            var lean = try renderer.render(document: document, includingUserInfo: false)
+            #expect(lean.userInfo.isEmpty, "\(path)")
+            #expect(!full.userInfo.isEmpty, "\(path)")
+            lean.userInfo = full.userInfo
+            #expect(lean == full, "\(path)")
+        }
+    }
+
     @Test func seedSequentialAndPositionalTables() throws {
         let payload = try Payload(decoding: Fixtures.bytes("seeds/legacy-example-4.json"))
         for (file, expected) in [
