@@ -4,6 +4,7 @@ import HeraldProtocol
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The mock's HTTP API (Hummingbird), on its own port: recorded requests, devices, faults,
 /// channels, the live event stream (Server-Sent Events), an OpenAPI document and Prometheus
@@ -14,10 +15,13 @@ struct InspectionAPI {
     /// A running API: its port, and how to stop it.
     struct Handle: Sendable {
         let port: Int
+        let group: ServiceGroup
         let task: Task<Void, any Error>
 
+        /// Graceful: open event streams end (the mock finishes them first) and the server
+        /// closes its listener and idle connections.
         func stop() async {
-            task.cancel()
+            await group.triggerGracefulShutdown()
             _ = await task.result
         }
     }
@@ -31,9 +35,10 @@ struct InspectionAPI {
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald-mock"),
             onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
             logger: quiet)
+        let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
         let task = Task {
             do {
-                try await app.run()
+                try await group.run()
             } catch {
                 continuation.yield(.failure(error))
                 throw error
@@ -41,7 +46,7 @@ struct InspectionAPI {
         }
         for await result in ready {
             switch result {
-            case .success(let bound): return Handle(port: bound, task: task)
+            case .success(let bound): return Handle(port: bound, group: group, task: task)
             case .failure(let error): throw error
             }
         }

@@ -118,8 +118,9 @@ public final class MockAPNsServer: Service, Sendable {
         guard let current = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
         try? await current.apns.close()
         try? await current.channels?.close()
-        await current.api?.stop()
+        // Event-stream readers first, so the API's graceful shutdown has no stream to wait for.
         core.events.finishAll()
+        await current.api?.stop()
     }
 
     /// Starts, waits for graceful shutdown (SIGINT/SIGTERM under a `ServiceGroup`), and stops.
