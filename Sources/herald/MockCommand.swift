@@ -31,8 +31,12 @@ struct MockCommand: AsyncParsableCommand {
             provider tokens are checked for form, algorithm and age only.
 
             Where Apple's behaviour is undocumented the default follows what real APNs is reported \
-            to do; --strict rejects:
-            \(MockConfiguration.Leniency.points.map { "  \($0.name): \($0.lenient); strict: \($0.strict)" }.joined(separator: "\n"))
+            to do, and --strict rejects:
+            \(MockConfiguration.Leniency.points.map { point in
+                point.lenient.hasPrefix(point.strict)
+                    ? "  \(point.name)\n      \(point.strict) in both modes (reported)"
+                    : "  \(point.name)\n      default: \(point.lenient)\n      --strict: \(point.strict)"
+            }.joined(separator: "\n"))
 
             Fault rules (--fault RULE, repeatable; also the config file and POST /api/v1/faults) \
             are comma-separated items: one action, status=CODE[/REASON], delay=DURATION, \
@@ -54,8 +58,10 @@ struct MockCommand: AsyncParsableCommand {
             Examples:
               herald mock
               herald mock --plaintext --port 0 --api-port 0
-              herald mock --key AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --strict
-              herald mock --unregistered 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
+              herald mock --strict --key AuthKey_ABC123DEFG.p8 \\
+                  --key-id ABC123DEFG --team-id DEF123GHIJ
+              herald mock --unregistered \\
+                  740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
             """
     )
 
