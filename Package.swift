@@ -5,7 +5,7 @@
 // Layers (each imports only the layers below it, see ENGINEERING.md §1):
 //
 //   herald (CLI)
-//   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird)
+//   HeraldMock, HeraldClient        (SwiftNIO, HTTP/2, TLS; the mock adds Hummingbird)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldLint, HeraldDevice
 //   HeraldLocalization
@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HeraldDevice", targets: ["HeraldDevice"]),
         .library(name: "HeraldAuth", targets: ["HeraldAuth"]),
         .library(name: "HeraldMock", targets: ["HeraldMock"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .executable(name: "herald", targets: ["herald"]),
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
@@ -82,10 +83,24 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        .target(
+            name: "HeraldClient",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth", "HeraldMock",
+                "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth", "HeraldMock", "HeraldClient",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -113,6 +128,14 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        .testTarget(
+            name: "HeraldClientTests",
+            dependencies: [
+                "HeraldClient", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Makes and caches the provider token for one key, refreshing it on a policy: one token per key
 /// shared by every connection and worker, as Apple asks ("Establishing a token-based connection to
@@ -6,9 +7,12 @@ import Foundation
 ///
 /// ```swift
 /// let signer = ProviderTokenSigner(key: key)
-/// let bearer = await signer.token().rawValue
+/// let bearer = signer.token().rawValue
 /// ```
-public actor ProviderTokenSigner {
+///
+/// Safe to share between threads and tasks; asking for the token never suspends, so an event loop
+/// can ask for it while writing a request.
+public final class ProviderTokenSigner: Sendable {
     /// When to make a new token.
     public struct RefreshPolicy: Sendable, Hashable {
         /// The age at which a token is replaced: 50 minutes by default.
@@ -27,11 +31,11 @@ public actor ProviderTokenSigner {
     }
 
     /// The key tokens are signed with.
-    public nonisolated let key: ProviderSigningKey
+    public let key: ProviderSigningKey
     /// The refresh policy.
-    public nonisolated let policy: RefreshPolicy
+    public let policy: RefreshPolicy
     private let now: @Sendable () -> Date
-    private var current: ProviderToken?
+    private let current = Mutex<ProviderToken?>(nil)
 
     /// A signer; `now` is the clock (injectable for tests).
     public init(key: ProviderSigningKey, policy: RefreshPolicy = RefreshPolicy(), now: @escaping @Sendable () -> Date = Date.init) {
@@ -43,21 +47,26 @@ public actor ProviderTokenSigner {
     /// The current token, made anew when the cached one reached the policy's age.
     public func token() -> ProviderToken {
         let time = now()
-        if let current, time.timeIntervalSince1970 - Double(current.issuedAt) < policy.interval {
-            return current
+        return current.withLock { current in
+            if let token = current, time.timeIntervalSince1970 - Double(token.issuedAt) < policy.interval {
+                return token
+            }
+            let token = ProviderToken.sign(with: key, issuedAt: time)
+            current = token
+            return token
         }
-        let token = ProviderToken.sign(with: key, issuedAt: time)
-        current = token
-        return token
     }
 
     /// After APNs answered `ExpiredProviderToken` for `rejected`: a new token if `rejected` is
     /// still the current one (so many requests failing together refresh once), otherwise the
     /// current token.
     public func token(replacing rejected: ProviderToken) -> ProviderToken {
-        if let current, current != rejected { return current }
-        let token = ProviderToken.sign(with: key, issuedAt: now())
-        current = token
-        return token
+        let time = now()
+        return current.withLock { current in
+            if let token = current, token != rejected { return token }
+            let token = ProviderToken.sign(with: key, issuedAt: time)
+            current = token
+            return token
+        }
     }
 }

@@ -53,7 +53,9 @@ struct HTTP2Listener {
                     settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 65_535))
                     var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
                     connectionConfiguration.initialSettings = settings
-                    connectionConfiguration.maximumRecentlyResetStreams = 32
+                    // Frames may still arrive for every stream a GOAWAY dropped (up to the stream limit): they
+                    // are ignored only while the stream is remembered as reset.
+                    connectionConfiguration.maximumRecentlyResetStreams = max(32, core.configuration.maximumConcurrentStreams)
                     // No stream multiplexer: frames come to one handler per connection, which
                     // keeps each stream's request in a table (no channel per stream).
                     try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
@@ -95,9 +97,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     let listener: IncomingRequest.Listener
     private var state: ConnectionState
     private var streams: [HTTP2StreamID: Pending] = [:]
-    private var openStreams = 0
+    private var openStreamIDs = Set<Int>()
     private var highestStreamID = 0
     private var goingAway = false
+    /// The last-stream-id of the GOAWAY sent: streams above it are not processed.
+    private var goAwayLastStreamID = Int.max
+    private var closing = false
     private var certificateResolved: Bool
     /// Connection-level bytes received and not yet returned with WINDOW_UPDATE.
     private var connectionUnacknowledged = 0
@@ -194,15 +199,22 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is NIOHTTP2StreamCreatedEvent:
-            openStreams += 1
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreamIDs.insert(Int(created.streamID))
         case let closed as StreamClosedEvent:
-            openStreams -= 1
+            openStreamIDs.remove(Int(closed.streamID))
             release(closed.streamID)
-            if goingAway, openStreams <= 0 {
-                // Flushed first: the GOAWAY may still be waiting for the end of the read burst.
-                context.flush()
-                context.close(promise: nil)
+            // Streams above the GOAWAY's last-stream-id are not waited for.
+            if goingAway, !closing, !openStreamIDs.contains(where: { $0 <= goAwayLastStreamID }) {
+                // On the next turn of the loop: this event may come from inside the GOAWAY's own
+                // write (NIO closes the streams above last-stream-id as it sends it), and the
+                // frame must be through before the flush and close.
+                closing = true
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.execute {
+                    bound.value.flush()
+                    bound.value.close(promise: nil)
+                }
             }
         case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
             if !goingAway {
@@ -217,6 +229,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A write to a stream that has ended (the client reset it, or it is above a GOAWAY's
+        // last-stream-id) concerns that stream only.
+        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed { return }
         // A protocol error (NIOHTTP2 has sent GOAWAY) or a transport error: this connection ends.
         context.close(promise: nil)
     }
@@ -241,6 +256,13 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private func finish(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let pending = streams[id], !pending.complete else { return }
+        if Int(id) > goAwayLastStreamID {
+            // Above the GOAWAY's last-stream-id: not processed, as the client was told.
+            release(id)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
+            needsFlush = true
+            return
+        }
         // The request is handed over: the table keeps only that the stream is answered, and
         // its bytes no longer count against the budget.
         bufferedBytes -= pending.heldBytes
@@ -278,12 +300,18 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func goAway(reason: APNsReason, lastStreamID: Int, context: ChannelHandlerContext) {
+        // One GOAWAY per connection: a second may not raise the last-stream-id, and the first
+        // already told the client where processing stops.
+        guard !goingAway else { return }
         goingAway = true
-        context.write(wrapOutboundOut(GoAway.frame(lastStreamID: lastStreamID, reason: reason, allocator: context.channel.allocator)), promise: nil)
-        // Streams under last-stream-id may finish; the connection closes when none is left, or
+        goAwayLastStreamID = lastStreamID
+        // Flushed at once (with the answers before it): NIO may close a connection that a GOAWAY
+        // leaves without streams, and an unflushed frame would be lost with it.
+        context.writeAndFlush(wrapOutboundOut(GoAway.frame(lastStreamID: lastStreamID, reason: reason, allocator: context.channel.allocator)), promise: nil)
+        // Streams up to last-stream-id may finish; the connection closes when none is left, or
         // after a grace period.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: .seconds(2)) {
+        context.eventLoop.scheduleTask(in: .seconds(10)) {
             bound.value.flush()
             bound.value.close(promise: nil)
         }
@@ -294,7 +322,13 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: count)])))), promise: nil)
         }
         if let goAway = plan.goAway, goAway.beforeAnswering {
-            self.goAway(reason: goAway.reason, lastStreamID: max(0, Int(id) - 2), context: context)
+            if goingAway {
+                // A GOAWAY was sent already (and a second may not change it): this stream is
+                // refused as not processed, which is what the GOAWAY would have said.
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
+            } else {
+                self.goAway(reason: goAway.reason, lastStreamID: max(0, Int(id) - 2), context: context)
+            }
             return
         }
         if let code = plan.resetCode {

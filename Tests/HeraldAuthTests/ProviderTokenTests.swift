@@ -184,17 +184,17 @@ import Testing
         let clock = Clock()
         let key = ProviderSigningKey.generate(keyID: Self.keyID, teamID: Self.teamID)
         let signer = ProviderTokenSigner(key: key, now: { clock.now })
-        let first = await signer.token()
+        let first = signer.token()
         clock.now += 49 * 60
-        #expect(await signer.token() == first, "cached until the policy's 50 minutes")
+        #expect(signer.token() == first, "cached until the policy's 50 minutes")
         clock.now += 60
-        let second = await signer.token()
+        let second = signer.token()
         #expect(second != first && second.issuedAt == first.issuedAt + 50 * 60)
         // After ExpiredProviderToken: one refresh for many rejected requests.
         clock.now += 1
-        let third = await signer.token(replacing: second)
+        let third = signer.token(replacing: second)
         #expect(third != second)
-        #expect(await signer.token(replacing: second) == third)
+        #expect(signer.token(replacing: second) == third)
         // Policies are clamped to Apple's 20 to 60 minutes.
         #expect(ProviderTokenSigner.RefreshPolicy(interval: 60).interval == 20 * 60)
         #expect(ProviderTokenSigner.RefreshPolicy(interval: 7200).interval == 60 * 60)

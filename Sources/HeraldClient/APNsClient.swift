@@ -1,0 +1,445 @@
+import Foundation
+import HeraldAuth
+import HeraldJSON
+import HeraldLint
+import HeraldPayload
+import HeraldProtocol
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// An HTTP/2 provider client for APNs: sends notifications over a pool of connections, within
+/// the server's stream limits, with one outcome per request.
+///
+/// ```swift
+/// let client = try APNsClient(configuration: .init(server: .sandbox, credentials: .token(key)))
+/// let response = try await client.send(.alert(title: "Hello", body: "World"), to: token, topic: "com.example.app")
+/// print(response.apnsID)
+/// ```
+///
+/// Each call of `send` ends in exactly one outcome: an ``APNsResponse`` or an
+/// ``APNsClientError``. Nothing waits forever (``APNsClientConfiguration/requestTimeout``), and
+/// at most ``APNsClientConfiguration/maximumRequestsInFlight`` requests are in flight: beyond
+/// that, `send` suspends. Connection failures, GOAWAY, 429, 500 and 503 are retried on the
+/// policy; a rejection Apple says not to retry is returned at once. Call ``shutdown()`` before
+/// the client goes away: it lets requests in flight finish.
+public final class APNsClient: Sendable {
+    /// The configuration.
+    public let configuration: APNsClientConfiguration
+    private let pool: ConnectionPool
+    private let channelPool: ConnectionPool
+    private let signer: ProviderTokenSigner?
+    private let limiter: InFlightLimiter
+    private let metrics: ClientMetrics
+    private let linter: Linter?
+    private let closed = ClosedFlag()
+
+    /// A client; no connection is opened until the first request (or ``prewarm()``).
+    ///
+    /// - Throws: ``APNsClientError`` (``APNsClientError/Kind/connectionFailed``) when the
+    ///   trusted certificates or the client certificate cannot be used.
+    public init(configuration: APNsClientConfiguration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws(APNsClientError) {
+        self.configuration = configuration
+        var tlsContext: NIOSSLContext?
+        if !configuration.plaintext {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.minimumTLSVersion = .tlsv12
+            tls.applicationProtocols = ["h2"]
+            do {
+                let extra = try configuration.additionalTrustRootsPEM.flatMap { pem in
+                    try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+                }
+                if configuration.trustsSystemRoots {
+                    if !extra.isEmpty { tls.additionalTrustRoots = [.certificates(extra)] }
+                } else {
+                    tls.trustRoots = .certificates(extra)
+                }
+                if case .certificate(let identity) = configuration.credentials {
+                    tls.certificateChain = identity.certificateChain.map { .certificate($0) }
+                    tls.privateKey = .privateKey(identity.privateKey)
+                }
+                tlsContext = try NIOSSLContext(configuration: tls)
+            } catch {
+                throw APNsClientError(.connectionFailed, message: "cannot set up TLS: \(error)")
+            }
+        }
+        if case .token(let key, let refresh) = configuration.credentials {
+            signer = ProviderTokenSigner(key: key, policy: refresh, now: configuration.now)
+        } else {
+            signer = nil
+        }
+        metrics = ClientMetrics(prefix: configuration.metricsPrefix)
+        limiter = InFlightLimiter(limit: configuration.maximumRequestsInFlight)
+        linter = configuration.lintsBeforeSending ? Linter() : nil
+        pool = ConnectionPool(
+            endpoint: .init(host: configuration.server.host, port: configuration.effectivePort), configuration: configuration,
+            group: eventLoopGroup, sslContext: tlsContext, signer: signer, metrics: metrics)
+        var channelConfiguration = configuration
+        channelConfiguration.maximumConnections = 1
+        channelPool = ConnectionPool(
+            endpoint: Self.channelEndpoint(configuration), configuration: channelConfiguration,
+            group: eventLoopGroup, sslContext: tlsContext, signer: signer, metrics: metrics)
+    }
+
+    private static func channelEndpoint(_ configuration: APNsClientConfiguration) -> ConnectionPool.Endpoint {
+        if let host = configuration.channelManagementHost, let port = configuration.channelManagementPort {
+            return .init(host: host, port: port)
+        }
+        switch configuration.server {
+        case .production, .sandbox:
+            let environment = configuration.server.environment
+            return .init(
+                host: configuration.channelManagementHost ?? environment.channelManagementHost,
+                port: configuration.channelManagementPort ?? environment.channelManagementPort)
+        case .custom(let host, _, let environment):
+            return .init(
+                host: configuration.channelManagementHost ?? host,
+                port: configuration.channelManagementPort ?? environment.channelManagementPort)
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a payload to one device: the three-line way to send an alert.
+    ///
+    /// - Returns: the accepted response, with its `apns-id`.
+    /// - Throws: ``APNsClientError``: rejected by APNs (with its reason and advice), refused
+    ///   before sending, or no answer within the deadline.
+    @discardableResult
+    public func send(
+        _ payload: Payload, to token: DeviceToken, topic: String, pushType: PushType = .alert,
+        priority: PushPriority? = nil, collapseID: CollapseID? = nil, expiration: Expiration? = nil, apnsID: APNsID? = nil
+    ) async throws(APNsClientError) -> APNsResponse {
+        let request: APNsRequest
+        do {
+            request = try APNsRequest(
+                payload: payload, to: token, topic: topic, pushType: pushType, priority: priority,
+                collapseID: collapseID, expiration: expiration, apnsID: apnsID)
+        } catch {
+            throw APNsClientError(.refusedByLint, message: "the payload cannot be encoded: \(error)")
+        }
+        return try await send(request)
+    }
+
+    /// Sends one request (a device push or a broadcast); `timeout` replaces
+    /// ``APNsClientConfiguration/requestTimeout`` for this request.
+    @discardableResult
+    public func send(_ request: APNsRequest, timeout: Duration? = nil) async throws(APNsClientError) -> APNsResponse {
+        try await outcome(of: request, timeout: timeout).get()
+    }
+
+    /// Sends one request and returns its outcome as a `Result`; `timeout` replaces
+    /// ``APNsClientConfiguration/requestTimeout`` for this request.
+    public func outcome(of request: APNsRequest, timeout: Duration? = nil) async -> Result<APNsResponse, APNsClientError> {
+        var request = request
+        if request.headers.apnsID == nil, case .device = request.headers.target {
+            request.headers.apnsID = .random()
+        }
+        let apnsID = request.headers.apnsID?.uuidString
+        if request.buffer.readableBytes > request.payloadLimit {
+            return .failure(APNsClientError(
+                .payloadTooLarge, reason: .payloadTooLarge, apnsID: apnsID,
+                message: "the payload is \(request.buffer.readableBytes) bytes; the limit for \(request.headers.pushType?.rawValue ?? "this") push is \(request.payloadLimit)"))
+        }
+        if let linter {
+            let report = request.buffer.withUnsafeReadableBytes { bytes in
+                linter.lint(bytes, context: LintContext(request: request.headers))
+            }
+            if let reason = report.apnsRejection {
+                let errors = report.diagnostics.filter { $0.severity == .error }
+                return .failure(APNsClientError(
+                    .refusedByLint, reason: reason, apnsID: apnsID, diagnostics: report.diagnostics,
+                    message: "not sent: APNs would answer \(reason.statusAndReason): \(errors.first.map { "\($0.message)" } ?? "")"))
+            }
+        }
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(12)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: configuration.plaintext ? "http" : "https")
+        for field in request.headers.fields where field.name != "authorization" && field.name != ":method" {
+            switch field.name {
+            case ":path", APNsHeader.id:
+                headers.add(name: field.name, value: field.value, indexing: .nonIndexable)
+            default:
+                headers.add(name: field.name, value: field.value)
+            }
+            if field.name == ":path" { headers.add(name: ":authority", value: pool.endpoint.host) }
+        }
+        return await perform(headers: headers, body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
+            .map { answer, attempts in
+                APNsResponse(
+                    apnsID: answer.apnsID ?? apnsID ?? "", uniqueID: answer.uniqueID, requestID: answer.requestID,
+                    channelID: answer.channelID, status: answer.status, body: answer.body, attempts: attempts)
+            }
+    }
+
+    /// Sends one request to many devices; the results come as they arrive, one per token.
+    ///
+    /// At most ``APNsClientConfiguration/maximumRequestsInFlight`` are sent ahead of the
+    /// results read, so memory stays bounded however many tokens there are.
+    public func send(_ request: APNsRequest, to tokens: [DeviceToken]) -> APNsBatch {
+        APNsBatch(client: self, request: request, tokens: tokens, window: configuration.maximumRequestsInFlight)
+    }
+
+    /// Opens the pool's connections now rather than on the first requests.
+    public func prewarm() async throws(APNsClientError) {
+        do {
+            try await pool.prewarm(configuration.maximumConnections)
+        } catch {
+            throw APNsClientError(.connectionFailed, message: "cannot connect to \(pool.endpoint.host):\(pool.endpoint.port): \(error)")
+        }
+    }
+
+    /// Stops taking requests, lets those in flight finish (each within its deadline), and closes
+    /// the connections.
+    public func shutdown() async {
+        closed.close()
+        await limiter.waitUntilIdle()
+        await pool.shutdown()
+        await channelPool.shutdown()
+    }
+
+    /// Connections open now (to the provider API).
+    public var openConnectionCount: Int { pool.openConnectionCount }
+
+    // MARK: Attempts and retries
+
+    /// Sends until an answer that ends the request, a failure that may not be retried, the
+    /// attempts run out or the deadline passes.
+    func perform(
+        headers: HPACKHeaders, body: ByteBuffer, on pool: ConnectionPool, apnsID: String?, token: DeviceToken?,
+        timeout: Duration? = nil
+    ) async -> Result<(Answer, Int), APNsClientError> {
+        if closed.isClosed {
+            return .failure(APNsClientError(.shutDown, apnsID: apnsID, message: "the client is shut down"))
+        }
+        await limiter.acquire()
+        defer { limiter.release() }
+        metrics.sent.increment()
+        let started = NIODeadline.now()
+        let limit = timeout ?? configuration.requestTimeout
+        let deadline = started + .nanoseconds(limit.nanoseconds)
+        let policy = configuration.retry
+        var attempts = 0
+        var unsent = 0
+        var refreshedToken = false
+        var lastFailure = AttemptFailure.notSent("no attempt was made")
+        let result: Result<(Answer, Int), APNsClientError>
+        attemptLoop: while true {
+            if NIODeadline.now() >= deadline {
+                result = .failure(deadlineError(apnsID: apnsID, attempts: attempts, last: lastFailure, limit: limit))
+                break
+            }
+            let outcome: AttemptOutcome
+            do {
+                let connection = try await pool.lease(deadline: deadline)
+                attempts += 1
+                outcome = await connection.perform(headers: headers, body: body, deadline: deadline)
+            } catch {
+                attempts += 1
+                outcome = .failed(error)
+            }
+            switch outcome {
+            case .answered(let answer, let usedToken):
+                if (200..<300).contains(answer.status) {
+                    result = .success((answer, attempts))
+                    break attemptLoop
+                }
+                let error = rejection(answer, apnsID: apnsID, attempts: attempts)
+                if error.reason == .expiredProviderToken, !refreshedToken, let signer, let usedToken {
+                    // Once per request: a new token (shared by every request that failed with
+                    // the same one), then again.
+                    refreshedToken = true
+                    _ = signer.token(replacing: usedToken)
+                    metrics.retries.increment()
+                    continue attemptLoop
+                }
+                if [429, 500, 503].contains(answer.status), attempts < policy.maximumAttempts,
+                   await backoff(attempt: attempts, deadline: deadline) {
+                    metrics.retries.increment()
+                    lastFailure = .notSent(error.message)
+                    continue attemptLoop
+                }
+                result = .failure(error)
+                break attemptLoop
+            case .failed(let failure):
+                lastFailure = failure
+                switch failure {
+                case .deadline:
+                    result = .failure(deadlineError(apnsID: apnsID, attempts: attempts, last: failure, limit: limit))
+                    break attemptLoop
+                case .notSent:
+                    // Not processed by the server: again at once, on another connection. These do
+                    // not count as attempts, up to a bound that stops a loop.
+                    unsent += 1
+                    attempts -= 1
+                    if unsent <= 16 {
+                        metrics.retries.increment()
+                        continue attemptLoop
+                    }
+                case .connectionLost, .reset, .connectFailed:
+                    if attempts < policy.maximumAttempts, await backoff(attempt: attempts, deadline: deadline) {
+                        metrics.retries.increment()
+                        continue attemptLoop
+                    }
+                }
+                result = .failure(APNsClientError(
+                    .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
+                    message: "no answer after \(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s"): \(failure)"))
+                break attemptLoop
+            }
+        }
+        record(result, started: started, token: token)
+        return result
+    }
+
+    /// Waits the backoff before attempt `attempt + 1`; false when it would pass the deadline.
+    private func backoff(attempt: Int, deadline: NIODeadline) async -> Bool {
+        let policy = configuration.retry
+        let base = policy.initialBackoff.nanoseconds
+        let cap = policy.maximumBackoff.nanoseconds
+        let exponential = base.multipliedReportingOverflow(by: 1 << min(attempt - 1, 30))
+        let ceiling = min(exponential.overflow ? cap : exponential.partialValue, cap)
+        // Full jitter: anywhere between none and the exponential ceiling.
+        let wait = Int64.random(in: 0...max(ceiling, 1))
+        if NIODeadline.now() + .nanoseconds(wait) >= deadline { return false }
+        try? await Task.sleep(nanoseconds: UInt64(wait))
+        return true
+    }
+
+    private func deadlineError(apnsID: String?, attempts: Int, last: AttemptFailure, limit: Duration) -> APNsClientError {
+        APNsClientError(
+            .deadlineExceeded, apnsID: apnsID, attempts: attempts,
+            message: "no answer within \(limit) (\(attempts) attempt\(attempts == 1 ? "" : "s"); last: \(last))")
+    }
+
+    /// The error for an answer with an error status: APNs' `{"reason":…,"timestamp":…}`, or the
+    /// status alone when the body is not that.
+    private func rejection(_ answer: Answer, apnsID: String?, attempts: Int) -> APNsClientError {
+        var reason: APNsReason?
+        var timestamp: Date?
+        if let document = try? JSONDocument(parsing: answer.body), document.root.kind == .object {
+            reason = document.root["reason"]?.stringValue.map(APNsReason.init(rawValue:))
+            if let milliseconds = document.root["timestamp"]?.int64Value {
+                timestamp = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            }
+        }
+        var message = "APNs answered \(answer.status) \(reason?.rawValue ?? "without a reason")"
+        if let reason, let meaning = reason.info?.meaning { message += ": \(meaning)" }
+        if let timestamp { message += " Last valid: \(timestamp)." }
+        return APNsClientError(
+            .rejected, reason: reason, status: answer.status, unregisteredAt: timestamp, apnsID: answer.apnsID ?? apnsID,
+            body: reason == nil ? answer.body : nil, attempts: attempts, message: message)
+    }
+
+    private func record(_ result: Result<(Answer, Int), APNsClientError>, started: NIODeadline, token: DeviceToken?) {
+        metrics.latency.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+        let logger = configuration.logger
+        switch result {
+        case .success:
+            metrics.accepted.increment()
+        case .failure(let error):
+            if let reason = error.reason, error.kind == .rejected { metrics.rejected(reason) } else { metrics.failed.increment() }
+            if logger.logLevel <= .debug {
+                logger.debug("request failed", metadata: [
+                    "token": "\(token.map { redact($0) } ?? "-")", "error": "\(error.message)",
+                ])
+            }
+        }
+    }
+
+    /// A device token as logs show it: the first 8 hex digits unless full tokens are asked for.
+    func redact(_ token: DeviceToken) -> String {
+        configuration.logsFullDeviceTokens ? token.hex : String(token.hex.prefix(8)) + "…"
+    }
+
+    // MARK: Broadcast and channels
+
+    /// Sends a broadcast push to a channel's subscribers (`POST /4/broadcasts/apps/<bundle-id>`).
+    @discardableResult
+    public func broadcast(
+        _ payload: Payload, bundleID: String, channelID: String, priority: PushPriority? = nil, expiration: Expiration? = nil
+    ) async throws(APNsClientError) -> APNsResponse {
+        let request: APNsRequest
+        do {
+            request = try APNsRequest(
+                headers: APNsRequestHeaders(
+                    target: .broadcast(bundleID: bundleID), pushType: .liveactivity, priority: priority,
+                    expiration: expiration, channelID: channelID),
+                payload: payload)
+        } catch {
+            throw APNsClientError(.refusedByLint, message: "the payload cannot be encoded: \(error)")
+        }
+        return try await send(request)
+    }
+
+    /// A broadcast channel's settings.
+    public struct Channel: Sendable, Hashable {
+        /// The channel's identifier (base64).
+        public var id: String
+        /// Whether APNs stores the newest message for devices that are offline (policy 1).
+        public var storesMessages: Bool
+    }
+
+    /// Creates a broadcast channel for `bundleID` and returns its identifier.
+    public func createChannel(bundleID: String, storesMessages: Bool = false) async throws(APNsClientError) -> String {
+        let body = "{\"message-storage-policy\":\(storesMessages ? 1 : 0),\"push-type\":\"LiveActivity\"}"
+        let response = try await manageChannels(method: "POST", path: APNsPath.channels(bundleID: bundleID), channelID: nil, body: Array(body.utf8))
+        guard let id = response.channelID else {
+            throw APNsClientError(.rejected, status: response.status, message: "the server created a channel but sent no apns-channel-id")
+        }
+        return id
+    }
+
+    /// Reads a channel's settings.
+    public func channel(_ id: String, bundleID: String) async throws(APNsClientError) -> Channel {
+        let response = try await manageChannels(method: "GET", path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
+        let policy = (try? JSONDocument(parsing: response.body))?.root["message-storage-policy"]?.int64Value ?? 0
+        return Channel(id: id, storesMessages: policy == 1)
+    }
+
+    /// Deletes a channel.
+    public func deleteChannel(_ id: String, bundleID: String) async throws(APNsClientError) {
+        _ = try await manageChannels(method: "DELETE", path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
+    }
+
+    /// The identifiers of every channel of `bundleID`.
+    public func channelIDs(bundleID: String) async throws(APNsClientError) -> [String] {
+        let response = try await manageChannels(method: "GET", path: APNsPath.allChannels(bundleID: bundleID), channelID: nil, body: [])
+        guard let list = (try? JSONDocument(parsing: response.body))?.root["channels"], list.kind == .array else { return [] }
+        return list.elements.compactMap(\.stringValue)
+    }
+
+    private func manageChannels(method: String, path: String, channelID: String?, body: [UInt8]) async throws(APNsClientError) -> APNsResponse {
+        var headers = HPACKHeaders()
+        headers.add(name: ":method", value: method)
+        headers.add(name: ":scheme", value: configuration.plaintext ? "http" : "https")
+        headers.add(name: ":path", value: path)
+        headers.add(name: ":authority", value: channelPool.endpoint.host)
+        if let channelID { headers.add(name: APNsHeader.channelID, value: channelID) }
+        let result = await perform(headers: headers, body: ByteBuffer(bytes: body), on: channelPool, apnsID: nil, token: nil)
+        switch result {
+        case .success(let (answer, attempts)):
+            return APNsResponse(
+                apnsID: answer.requestID ?? "", uniqueID: nil, requestID: answer.requestID, channelID: answer.channelID ?? channelID,
+                status: answer.status, body: answer.body, attempts: attempts)
+        case .failure(let error):
+            throw error
+        }
+    }
+}
+
+/// Set once, when the client shuts down.
+final class ClosedFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func close() { flag.store(true, ordering: .relaxed) }
+    var isClosed: Bool { flag.load(ordering: .relaxed) }
+}
+
+extension APNsClient {
+    /// Requests holding a place in flight now (for tests and metrics).
+    var requestsInFlight: Int { limiter.inFlight }
+}

@@ -1,0 +1,136 @@
+import Dispatch
+import HeraldProtocol
+import Metrics
+import Synchronization
+
+/// The client's swift-metrics instruments: requests sent, accepted, rejected by reason,
+/// retries, latency, open connections and requests in flight.
+final class ClientMetrics: Sendable {
+    let sent: Counter
+    let accepted: Counter
+    let retries: Counter
+    let failed: Counter
+    let latency: Metrics.Timer
+    let connections: Gauge
+    let inFlight: Gauge
+    private let prefix: String
+    private let rejectedByReason = Mutex<[String: Counter]>([:])
+    private let openConnections = Atomic<Int>(0)
+
+    init(prefix: String) {
+        self.prefix = prefix
+        sent = Counter(label: "\(prefix)_sent_total")
+        accepted = Counter(label: "\(prefix)_accepted_total")
+        retries = Counter(label: "\(prefix)_retries_total")
+        failed = Counter(label: "\(prefix)_failed_total")
+        latency = Metrics.Timer(label: "\(prefix)_latency_seconds")
+        connections = Gauge(label: "\(prefix)_connections")
+        inFlight = Gauge(label: "\(prefix)_requests_in_flight")
+    }
+
+    func rejected(_ reason: APNsReason) {
+        let counter = rejectedByReason.withLock { counters in
+            if let counter = counters[reason.rawValue] { return counter }
+            let counter = Counter(label: "\(prefix)_rejected_total", dimensions: [("reason", reason.rawValue)])
+            counters[reason.rawValue] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    func connectionOpened() { connections.record(openConnections.add(1, ordering: .relaxed).newValue) }
+    func connectionClosed() { connections.record(openConnections.subtract(1, ordering: .relaxed).newValue) }
+}
+
+/// A bound on requests in flight: `acquire` suspends while the bound is reached, so a caller
+/// that sends faster than APNs answers waits instead of queueing without limit.
+final class InFlightLimiter: Sendable {
+    private struct State {
+        var available: Int
+        var inFlight = 0
+        var waiters = CircularBufferLite<UnsafeContinuation<Void, Never>>()
+        var idleWaiters: [UnsafeContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Int) {
+        state = Mutex(State(available: max(1, limit)))
+    }
+
+    func acquire() async {
+        let acquired = state.withLock { state -> Bool in
+            if state.available > 0 {
+                state.available -= 1
+                state.inFlight += 1
+                return true
+            }
+            return false
+        }
+        if acquired { return }
+        await withUnsafeContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                // Released meanwhile?
+                if state.available > 0 {
+                    state.available -= 1
+                    state.inFlight += 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let (next, idle) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, [UnsafeContinuation<Void, Never>]) in
+            if let next = state.waiters.popFirst() { return (next, []) }  // handed over: inFlight unchanged
+            state.available += 1
+            state.inFlight -= 1
+            if state.inFlight == 0, !state.idleWaiters.isEmpty {
+                defer { state.idleWaiters = [] }
+                return (nil, state.idleWaiters)
+            }
+            return (nil, [])
+        }
+        next?.resume()
+        for waiter in idle { waiter.resume() }
+    }
+
+    var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Returns once nothing is in flight.
+    func waitUntilIdle() async {
+        await withUnsafeContinuation { continuation in
+            let idle = state.withLock { state -> Bool in
+                if state.inFlight == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}
+
+/// A first-in, first-out queue without NIO (array with a moving head).
+struct CircularBufferLite<Element> {
+    private var items: [Element] = []
+    private var head = 0
+
+    mutating func append(_ item: Element) { items.append(item) }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 1024, head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import HeraldAuth
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// One open (or opening) connection as the pool sees it.
+final class PooledConnection: Sendable {
+    let channel: any Channel
+    let handler: NIOLoopBound<APNsClientConnectionHandler>
+    let gauge: ConnectionGauge
+
+    init(channel: any Channel, handler: APNsClientConnectionHandler) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        gauge = handler.gauge
+    }
+
+    /// Sends one attempt and waits for its outcome. The caller has counted it in the load.
+    func perform(headers: HPACKHeaders, body: ByteBuffer, deadline: NIODeadline) async -> AttemptOutcome {
+        await withUnsafeContinuation { continuation in
+            let attempt = Attempt(headers: headers, body: body, deadline: deadline, continuation: continuation)
+            let handler = self.handler
+            channel.eventLoop.execute { handler.value.submit(attempt) }
+        }
+    }
+
+    func drainAndClose() {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.drainAndClose() }
+    }
+}
+
+/// Connections to one server, opened on demand up to a maximum, with the load spread over them.
+final class ConnectionPool: Sendable {
+    struct Endpoint: Sendable {
+        var host: String
+        var port: Int
+    }
+
+    private struct State {
+        var connections: [PooledConnection] = []
+        var opening: [EventLoopFuture<PooledConnection>] = []
+        var shutDown = false
+    }
+
+    let endpoint: Endpoint
+    private let configuration: APNsClientConfiguration
+    private let group: any EventLoopGroup
+    private let sslContext: NIOSSLContext?
+    private let signer: ProviderTokenSigner?
+    private let metrics: ClientMetrics
+    private let state = Mutex(State())
+
+    init(
+        endpoint: Endpoint, configuration: APNsClientConfiguration, group: any EventLoopGroup, sslContext: NIOSSLContext?,
+        signer: ProviderTokenSigner?, metrics: ClientMetrics
+    ) {
+        self.endpoint = endpoint
+        self.configuration = configuration
+        self.group = group
+        self.sslContext = sslContext
+        self.signer = signer
+        self.metrics = metrics
+    }
+
+    /// A connection for one attempt, counted in its load: the least loaded usable one, with a new
+    /// connection opened when all are at the server's stream limit and the maximum allows.
+    func lease(deadline: NIODeadline) async throws(AttemptFailure) -> PooledConnection {
+        while true {
+            enum Step { case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), fail(String) }
+            let step: Step = state.withLock { state in
+                if state.shutDown { return .fail("the client is shut down") }
+                state.connections.removeAll { !$0.gauge.open.load(ordering: .relaxed) }
+                var best: PooledConnection?
+                var bestLoad = Int.max
+                var bestFree = false
+                for connection in state.connections where connection.gauge.usable.load(ordering: .relaxed) {
+                    let load = connection.gauge.load.load(ordering: .relaxed)
+                    let free = load < connection.gauge.capacity.load(ordering: .relaxed)
+                    if (free && !bestFree) || (free == bestFree && load < bestLoad) {
+                        best = connection
+                        bestLoad = load
+                        bestFree = free
+                    }
+                }
+                let usableCount = state.connections.count { $0.gauge.usable.load(ordering: .relaxed) }
+                if (best == nil || !bestFree), usableCount + state.opening.count < configuration.maximumConnections {
+                    state.opening.append(open())
+                }
+                if let best {
+                    best.gauge.load.add(1, ordering: .relaxed)
+                    return .use(best)
+                }
+                return .wait(state.opening[0])
+            }
+            switch step {
+            case .use(let connection): return connection
+            case .fail(let why): throw .notSent(why)
+            case .wait(let future):
+                // The wait for a connection counts against the request's deadline.
+                let bounded = future.eventLoop.makePromise(of: PooledConnection.self)
+                let timer = future.eventLoop.scheduleTask(deadline: deadline) { bounded.fail(AttemptFailure.deadline) }
+                future.cascade(to: bounded)
+                bounded.futureResult.whenComplete { _ in timer.cancel() }
+                do {
+                    _ = try await bounded.futureResult.get()
+                } catch let failure as AttemptFailure {
+                    throw failure
+                } catch {
+                    throw .connectFailed("\(error)")
+                }
+            }
+        }
+    }
+
+    /// Opens connections ahead of time, up to `count`.
+    func prewarm(_ count: Int) async throws {
+        let futures: [EventLoopFuture<PooledConnection>] = state.withLock { state in
+            var futures = state.opening
+            while state.connections.count + state.opening.count < min(count, configuration.maximumConnections) {
+                let future = open()
+                state.opening.append(future)
+                futures.append(future)
+            }
+            return futures
+        }
+        for future in futures { _ = try await future.get() }
+    }
+
+    /// Opens one connection; it joins the pool when the server's settings arrive.
+    private func open() -> EventLoopFuture<PooledConnection> {
+        let eventLoop = group.next()
+        let ready = eventLoop.makePromise(of: Void.self)
+        let gauge = ConnectionGauge()
+        let handlerSettings = APNsClientConnectionHandler.Settings(
+            authority: endpoint.host, signer: signer,
+            idleTimeout: configuration.idleTimeout.map { .nanoseconds($0.nanoseconds) },
+            pingInterval: configuration.pingInterval.map { .nanoseconds($0.nanoseconds) },
+            pingTimeout: .nanoseconds(configuration.pingTimeout.nanoseconds),
+            now: configuration.now, logger: configuration.logger)
+        let handler = APNsClientConnectionHandler(settings: handlerSettings, gauge: gauge, ready: ready)
+        let sslContext = self.sslContext
+        let endpoint = self.endpoint
+        let proxy = configuration.proxy
+        let connectHost = proxy?.host ?? endpoint.host
+        let connectPort = proxy?.port ?? endpoint.port
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    var protocolHandlers: [any ChannelHandler] = []
+                    if let sslContext {
+                        let hostname = Self.isIPAddress(endpoint.host) ? nil : endpoint.host
+                        protocolHandlers.append(try NIOSSLClientHandler(context: sslContext, serverHostname: hostname))
+                    }
+                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+                    connectionConfiguration.initialSettings = [
+                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
+                    ]
+                    protocolHandlers.append(NIOHTTP2Handler(mode: .client, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
+                    protocolHandlers.append(handler)
+                    if let proxy {
+                        // The TLS and HTTP/2 handlers join once the proxy's tunnel is up.
+                        try sync.addHandler(ProxyConnectHandler(target: endpoint, credentials: proxy.basicCredentials, then: protocolHandlers, failing: ready))
+                    } else {
+                        try sync.addHandlers(protocolHandlers)
+                    }
+                }
+            }
+        let timeout = eventLoop.scheduleTask(in: .nanoseconds(configuration.connectTimeout.nanoseconds)) {
+            ready.fail(AttemptFailure.connectFailed("no HTTP/2 settings from \(endpoint.host):\(endpoint.port) within \(self.configuration.connectTimeout)"))
+        }
+        let metrics = self.metrics
+        let logger = configuration.logger
+        let connected = bootstrap.connect(host: connectHost, port: connectPort)
+        let result = connected.flatMap { channel -> EventLoopFuture<PooledConnection> in
+            ready.futureResult.map { PooledConnection(channel: channel, handler: handler) }
+                .flatMapErrorThrowing { error in
+                    channel.close(promise: nil)
+                    throw error
+                }
+        }.flatMapErrorThrowing { error -> PooledConnection in
+            timeout.cancel()
+            ready.fail(error)
+            if error is AttemptFailure { throw error }
+            throw AttemptFailure.connectFailed("cannot connect to \(connectHost):\(connectPort): \(error)")
+        }
+        result.whenComplete { [weak self] outcome in
+            timeout.cancel()
+            guard let self else { return }
+            self.state.withLock { state in
+                state.opening.removeAll { future in future.isSameFuture(as: result) }
+                if case .success(let connection) = outcome {
+                    if state.shutDown {
+                        connection.drainAndClose()
+                    } else {
+                        state.connections.append(connection)
+                    }
+                }
+            }
+            switch outcome {
+            case .success(let connection):
+                metrics.connectionOpened()
+                connection.channel.closeFuture.whenComplete { _ in metrics.connectionClosed() }
+                logger.debug("connected", metadata: ["server": "\(endpoint.host):\(endpoint.port)"])
+            case .failure(let error):
+                logger.info("connection failed", metadata: ["server": "\(endpoint.host):\(endpoint.port)", "error": "\(error)"])
+            }
+        }
+        return result
+    }
+
+    /// Stops opening connections and closes each once its streams have ended.
+    func shutdown() async {
+        let (connections, opening) = state.withLock { state in
+            state.shutDown = true
+            let connections = state.connections
+            state.connections = []
+            return (connections, state.opening)
+        }
+        for future in opening { _ = try? await future.get() }
+        for connection in connections { connection.drainAndClose() }
+        for connection in connections { try? await connection.channel.closeFuture.get() }
+    }
+
+    /// The connections open now.
+    var openConnectionCount: Int {
+        state.withLock { state in state.connections.count { $0.gauge.open.load(ordering: .relaxed) } }
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+}
+
+extension EventLoopFuture {
+    func isSameFuture(as other: EventLoopFuture<Value>) -> Bool { self === other }
+}

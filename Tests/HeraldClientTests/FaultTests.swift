@@ -1,0 +1,212 @@
+import Foundation
+import HeraldAuth
+@testable import HeraldClient
+import HeraldMock
+import HeraldPayload
+import HeraldProtocol
+import Synchronization
+import Testing
+
+/// The client against the mock's faults. Every test checks the invariant: each request has
+/// exactly one outcome, and the mock's record agrees with the client's outcomes.
+@Suite struct FaultTests {
+    @Test func manyRequestsOverFewConnectionsWithinTheStreamLimit() async throws {
+        let harness = try await ClientHarness.start { $0.maximumConcurrentStreams = 50 }
+        defer { Task { await harness.stop() } }
+        let client = try harness.client { $0.maximumConnections = 2 }
+        let tokens = ClientHarness.tokens(3_000)
+        let outcomes = await ClientHarness.sendAll(client, to: tokens)
+        #expect(outcomes.filter { $0.1.failure != nil }.count == 0, "\(outcomes.compactMap { $0.1.failure }.prefix(3))")
+        #expect(harness.checkAgreement(outcomes, expectedCount: 3_000) == 0, "no duplicates without faults")
+        #expect(client.openConnectionCount <= 2)
+        await client.shutdown()
+    }
+
+    @Test func goAwayMidFlightLosesNothing() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        // After answering, and before answering (the request above last-stream-id is not
+        // processed): both leave the rest of the connection's streams to be retried elsewhere.
+        _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown,every=150,times=2"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown/before,every=400,times=2"))
+        let client = try harness.client { $0.retry = .init(maximumAttempts: 4, initialBackoff: .milliseconds(5)) }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(1_500))
+        let failures = outcomes.compactMap { $0.1.failure }
+        #expect(failures.count == 0, "\(failures.prefix(3))")
+        let duplicates = harness.checkAgreement(outcomes, expectedCount: 1_500)
+        #expect(duplicates == 0, "a GOAWAY's unprocessed streams are sent once more, never twice")
+        await client.shutdown()
+    }
+
+    @Test func resetStreamsAndClosedConnectionsAreRetried() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "reset,every=7,times=20"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "close,every=90,times=3"))
+        let client = try harness.client { $0.retry = .init(maximumAttempts: 5, initialBackoff: .milliseconds(5)) }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(600))
+        let failures = outcomes.compactMap { $0.1.failure }
+        #expect(failures.count == 0, "\(failures.prefix(3))")
+        let duplicates = harness.checkAgreement(outcomes, expectedCount: 600)
+        // A request whose connection closed after the server accepted it may be sent again
+        // (same apns-id): at most the streams in flight on the three closed connections.
+        #expect(duplicates <= 3 * 1_000)
+        await client.shutdown()
+    }
+
+    @Test func serverErrorsAreRetriedThenSucceed() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let tokens = ClientHarness.tokens(3)
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=503/ServiceUnavailable,token=\(tokens[0].hex),times=2"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=429/TooManyRequests,token=\(tokens[1].hex),times=1"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=500/InternalServerError,token=\(tokens[2].hex),times=5"))
+        let client = try harness.client { $0.retry = .init(maximumAttempts: 3, initialBackoff: .milliseconds(10)) }
+        let first = try await client.send(ClientHarness.request(to: tokens[0]))
+        #expect(first.attempts == 3)
+        let second = try await client.send(ClientHarness.request(to: tokens[1]))
+        #expect(second.attempts == 2)
+        let third = try #require(await client.outcome(of: ClientHarness.request(to: tokens[2])).failure)
+        #expect(third.reason == .internalServerError && third.status == 500 && third.attempts == 3, "\(third)")
+        // Each attempt carried the same apns-id.
+        var query = NotificationQuery()
+        query.token = tokens[0].hex
+        let attempts = harness.mock.notifications(query)
+        #expect(attempts.count == 3 && Set(attempts.compactMap(\.apnsID)) == [first.apnsID])
+        await client.shutdown()
+    }
+
+    @Test func deadlineFiresWhenTheServerStopsAnswering() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let tokens = ClientHarness.tokens(2)
+        _ = harness.mock.addFault(try FaultRule(parsing: "hang,token=\(tokens[0].hex)"))
+        let client = try harness.client()
+        let started = ContinuousClock.now
+        let error = try #require(await client.outcome(of: ClientHarness.request(to: tokens[0]), timeout: .seconds(2)).failure)
+        let waited = ContinuousClock.now - started
+        #expect(error.kind == .deadlineExceeded)
+        #expect(error.message.contains("2.0 seconds"), "\(error.message)")
+        #expect(waited >= .seconds(2) && waited < .seconds(8), "\(waited)")
+        // The connection is still good for others.
+        let response = try await client.send(ClientHarness.request(to: tokens[1]))
+        #expect(response.status == 200)
+        await client.shutdown()
+    }
+
+    @Test func loweredStreamLimitMidRunIsRespected() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "max-streams=3,every=100,times=1"))
+        let client = try harness.client { $0.maximumConnections = 1 }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(800))
+        let failures = outcomes.compactMap { $0.1.failure }
+        #expect(failures.count == 0, "\(failures.prefix(3))")
+        harness.checkAgreement(outcomes, expectedCount: 800)
+        await client.shutdown()
+    }
+
+    @Test func expiredTokenIsRefreshedOnceWithoutTooManyUpdates() async throws {
+        let clock = SharedClock()
+        let harness = try await ClientHarness.start { configuration in configuration.now = { clock.now } }
+        defer { Task { await harness.stop() } }
+        let client = try harness.client { $0.now = { clock.now } }
+        let tokens = ClientHarness.tokens(4)
+        let first = try await client.send(ClientHarness.request(to: tokens[0]))
+        #expect(first.attempts == 1)
+
+        // APNs says the token expired: the client makes a new one and sends again once. The
+        // connection changed its token less than 20 minutes ago, so it keeps the still-valid one
+        // rather than trigger TooManyProviderTokenUpdates.
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=403/ExpiredProviderToken,token=\(tokens[1].hex),times=1"))
+        let second = try await client.send(ClientHarness.request(to: tokens[1]))
+        #expect(second.attempts == 2)
+
+        // 55 minutes on: the signer's policy (50 minutes) gives a new token, and the connection
+        // (last change over 20 minutes ago) takes it.
+        clock.advance(by: 55 * 60)
+        let third = try await client.send(ClientHarness.request(to: tokens[2]))
+        #expect(third.attempts == 1)
+        let tokensSeen = Set(harness.mock.notifications().compactMap { record in
+            record.headers.first { $0.name == "authorization" }?.value
+        })
+        #expect(tokensSeen.count == 2, "one rotation in 55 minutes")
+        #expect(harness.mock.notifications().allSatisfy { $0.reason != .tooManyProviderTokenUpdates })
+        await client.shutdown()
+    }
+
+    @Test func aSkewedClockIsReportedAfterOneRefresh() async throws {
+        let serverClock = SharedClock()
+        let harness = try await ClientHarness.start { configuration in configuration.now = { serverClock.now } }
+        defer { Task { await harness.stop() } }
+        let client = try harness.client()
+        serverClock.advance(by: 2 * 3600)  // the server's clock is two hours ahead
+        let error = try #require(await client.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1)[0])).failure)
+        #expect(error.reason == .expiredProviderToken)
+        #expect(error.attempts == 2, "refreshed once, then reported")
+        #expect(error.advice?.contains("clock") == true)
+        await client.shutdown()
+    }
+
+    @Test func sendSuspendsAtTheInFlightBound() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "delay=50ms"))
+        let client = try harness.client { $0.maximumRequestsInFlight = 8 }
+        let highest = Atomic<Int>(0)
+        let sampler = Task {
+            while !Task.isCancelled {
+                let now = client.requestsInFlight
+                _ = highest.max(now, ordering: .relaxed)
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(120))
+        sampler.cancel()
+        #expect(outcomes.allSatisfy { (try? $0.1.get()) != nil })
+        #expect(highest.load(ordering: .relaxed) <= 8, "never more than the bound in flight")
+        #expect(highest.load(ordering: .relaxed) >= 4, "the bound is used")
+        await client.shutdown()
+    }
+
+    @Test func batchYieldsOneResultPerToken() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let tokens = ClientHarness.tokens(1_000)
+        harness.mock.unregister(tokens[17])
+        let client = try harness.client { $0.maximumRequestsInFlight = 64 }
+        var outcomes: [(DeviceToken, Result<APNsResponse, APNsClientError>)] = []
+        for await result in client.send(ClientHarness.request(to: tokens[0]), to: tokens) {
+            outcomes.append((result.token, result.result))
+        }
+        harness.checkAgreement(outcomes, expectedCount: 1_000)
+        let failed = outcomes.filter { $0.1.failure != nil }
+        #expect(failed.count == 1 && failed[0].0 == tokens[17] && failed[0].1.failure?.reason == .unregistered)
+        let ids = outcomes.compactMap { try? $0.1.get().apnsID }
+        #expect(Set(ids).count == ids.count, "each token's notification has its own apns-id")
+        await client.shutdown()
+    }
+
+    @Test func shutdownDrainsRequestsInFlight() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "delay=300ms"))
+        let client = try harness.client()
+        let sending = Task { await ClientHarness.sendAll(client, to: ClientHarness.tokens(50)) }
+        // Shut down once some requests are in flight (the tasks start on a busy machine too).
+        let waitedSince = ContinuousClock.now
+        while client.requestsInFlight < 10, ContinuousClock.now - waitedSince < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        await client.shutdown()
+        let outcomes = await sending.value
+        let accepted = outcomes.filter { (try? $0.1.get()) != nil }.count
+        let refused = outcomes.filter { $0.1.failure?.kind == .shutDown }.count
+        #expect(accepted + refused == 50)
+        #expect(accepted > 0, "requests in flight finished")
+        harness.checkAgreement(outcomes, expectedCount: 50)
+        let after = try #require(await client.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1, salt: 9)[0])).failure)
+        #expect(after.kind == .shutDown)
+        #expect(client.openConnectionCount == 0)
+    }
+}
