@@ -21,6 +21,7 @@ public struct APNsBatchResult: Sendable {
 /// }
 /// ```
 public struct APNsBatch: AsyncSequence, Sendable {
+    /// Each token's result.
     public typealias Element = APNsBatchResult
 
     let client: APNsClient

@@ -136,7 +136,7 @@ public final class APNsClient: Sendable {
     public func outcome(of request: APNsRequest, timeout: Duration? = nil) async -> Result<APNsResponse, APNsClientError> {
         var request = request
         if request.headers.apnsID == nil, case .device = request.headers.target {
-            request.headers.apnsID = .random()
+            request.headers.apnsID = .fastRandom()
         }
         let apnsID = request.headers.apnsID?.uuidString
         if request.buffer.readableBytes > request.payloadLimit {

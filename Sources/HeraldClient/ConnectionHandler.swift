@@ -59,17 +59,25 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    private struct Pending {
-        var attempt: Attempt
+    /// One attempt on this connection, held by reference so that the answer's fields are filled
+    /// in place.
+    private final class Pending {
+        let attempt: Attempt
         var stream: HTTP2StreamID?
         var token: ProviderToken?
-        var status: Int?
+        var status = 0
         var apnsID: String?
         var uniqueID: String?
         var requestID: String?
         var channelID: String?
         var body: [UInt8] = []
-        var timer: Scheduled<Void>?
+
+        let id: Int
+
+        init(attempt: Attempt, id: Int) {
+            self.attempt = attempt
+            self.id = id
+        }
     }
 
     struct Settings {
@@ -87,7 +95,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     private let settings: Settings
     private var context: ChannelHandlerContext?
     private var pending: [Int: Pending] = [:]
-    private var streams: [HTTP2StreamID: Int] = [:]
+    private var streams: [HTTP2StreamID: Pending] = [:]
     private var waiting = CircularBuffer<Int>()
     private var nextAttemptID = 0
     private var nextStreamID: Int32 = 1
@@ -122,10 +130,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
         let id = nextAttemptID
         nextAttemptID += 1
-        var entry = Pending(attempt: attempt)
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        entry.timer = context.eventLoop.scheduleTask(deadline: attempt.deadline) { bound.value.expire(id) }
-        pending[id] = entry
+        pending[id] = Pending(attempt: attempt, id: id)
         waiting.append(id)
         startWaiting()
     }
@@ -134,7 +139,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     private func startWaiting() {
         guard let context else { return }
         while openStreams < maximumStreams, settingsReceived, !goingAway, let id = waiting.popFirst() {
-            guard var entry = pending[id] else { continue }  // expired while waiting
+            guard let entry = pending[id] else { continue }  // expired while waiting
             if nextStreamID > Int32.max - 2 {
                 retire("stream identifiers are used up")
                 finish(id, .failed(.notSent("stream identifiers are used up")))
@@ -155,8 +160,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             let stream = HTTP2StreamID(nextStreamID)
             nextStreamID += 2
             entry.stream = stream
-            pending[id] = entry
-            streams[stream] = id
+            streams[stream] = entry
             openStreams += 1
             let hasBody = entry.attempt.body.readableBytes > 0
             let promise = context.eventLoop.makePromise(of: Void.self)
@@ -187,24 +191,33 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
     }
 
-    /// Ends an attempt once: cancels its timer, resumes its task, frees its place in the load.
+    /// Ends an attempt once: resumes its task and frees its place in the load.
     private func finish(_ id: Int, _ outcome: AttemptOutcome) {
         guard let entry = pending.removeValue(forKey: id) else { return }
-        entry.timer?.cancel()
         gauge.load.subtract(1, ordering: .relaxed)
         entry.attempt.continuation.resume(returning: outcome)
     }
 
-    private func expire(_ id: Int) {
-        guard let entry = pending[id] else { return }
-        if let stream = entry.stream, streams.removeValue(forKey: stream) != nil {
-            openStreams -= 1
-            context?.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.cancel))), promise: nil)
-            scheduleFlush()
+    /// Ends the attempts whose deadline has passed (run every ``sweepInterval``): a timer per
+    /// request would cost an allocation and a heap operation on every send.
+    private func sweepDeadlines() {
+        guard !pending.isEmpty else { return }
+        let now = NIODeadline.now()
+        var expired: [Pending] = []
+        for entry in pending.values where entry.attempt.deadline <= now { expired.append(entry) }
+        for entry in expired {
+            if let stream = entry.stream, streams.removeValue(forKey: stream) != nil {
+                openStreams -= 1
+                context?.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.cancel))), promise: nil)
+                scheduleFlush()
+            }
+            finish(entry.id, .failed(.deadline))
         }
-        finish(id, .failed(.deadline))
-        startWaiting()
+        if !expired.isEmpty { startWaiting() }
     }
+
+    /// How often deadlines are checked: they fire at most this late.
+    static let sweepInterval = TimeAmount.milliseconds(20)
 
     // MARK: Reading
 
@@ -212,30 +225,34 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .headers(let headers):
-            guard let id = streams[frame.streamID] else { return }
+            guard let entry = streams[frame.streamID] else { return }
             for header in headers.headers {
-                switch header.name {
-                case ":status": pending[id]?.status = Int(header.value)
-                case "apns-id": pending[id]?.apnsID = header.value
-                case "apns-unique-id": pending[id]?.uniqueID = header.value
-                case "apns-request-id": pending[id]?.requestID = header.value
-                case "apns-channel-id": pending[id]?.channelID = header.value
-                default: break
+                let name = header.name
+                if name == ":status" {
+                    entry.status = Int(header.value) ?? 0
+                } else if name.utf8.count > 5, name.hasPrefix("apns-") {
+                    switch name {
+                    case "apns-id": entry.apnsID = header.value
+                    case "apns-unique-id": entry.uniqueID = header.value
+                    case "apns-request-id": entry.requestID = header.value
+                    case "apns-channel-id": entry.channelID = header.value
+                    default: break
+                    }
                 }
             }
             if headers.endStream { complete(frame.streamID) }
         case .data(let data):
             if case .byteBuffer(let buffer) = data.data {
                 unacknowledged += buffer.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
-                if let id = streams[frame.streamID], (pending[id]?.body.count ?? 0) < 65_536 {
-                    pending[id]?.body.append(contentsOf: buffer.readableBytesView)
+                if let entry = streams[frame.streamID], entry.body.count < 65_536 {
+                    entry.body.append(contentsOf: buffer.readableBytesView)
                 }
             }
             if data.endStream { complete(frame.streamID) }
         case .rstStream(let code):
-            guard let id = streams.removeValue(forKey: frame.streamID) else { return }
+            guard let entry = streams.removeValue(forKey: frame.streamID) else { return }
             openStreams -= 1
-            finish(id, .failed(code == .refusedStream ? .notSent("the server refused the stream") : .reset(code)))
+            finish(entry.id, .failed(code == .refusedStream ? .notSent("the server refused the stream") : .reset(code)))
             startWaiting()
         case .settings(.settings(let values)):
             for setting in values where setting.parameter == .maxConcurrentStreams {
@@ -257,10 +274,10 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             let reason = opaque.flatMap { Self.reason(in: $0) } ?? "\(code)"
             settings.logger.debug("GOAWAY from the server", metadata: ["reason": "\(reason)", "last-stream-id": "\(lastStreamID)"])
             retire("the server sent GOAWAY (\(reason))")
-            for (stream, id) in streams where stream > lastStreamID {
+            for (stream, entry) in streams where stream > lastStreamID {
                 streams.removeValue(forKey: stream)
                 openStreams -= 1
-                finish(id, .failed(.notSent("the server sent GOAWAY (\(reason)) before processing it")))
+                finish(entry.id, .failed(.notSent("the server sent GOAWAY (\(reason)) before processing it")))
             }
             closeIfDrained()
         default:
@@ -278,13 +295,13 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     private func complete(_ stream: HTTP2StreamID) {
-        guard let id = streams.removeValue(forKey: stream), let entry = pending[id] else { return }
+        guard let entry = streams.removeValue(forKey: stream) else { return }
         openStreams -= 1
         lastActivity = .now()
         let answer = Answer(
-            status: entry.status ?? 0, apnsID: entry.apnsID, uniqueID: entry.uniqueID, requestID: entry.requestID,
+            status: entry.status, apnsID: entry.apnsID, uniqueID: entry.uniqueID, requestID: entry.requestID,
             channelID: entry.channelID, body: entry.body)
-        finish(id, .answered(answer, token: entry.token))
+        finish(entry.id, .answered(answer, token: entry.token))
         if goingAway { closeIfDrained() } else { startWaiting() }
     }
 
@@ -300,6 +317,9 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
+            bound.value.sweepDeadlines()
+        })
         if let idle = settings.idleTimeout {
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: idle, delay: .nanoseconds(max(idle.nanoseconds / 4, 1_000_000))) { _ in
                 let handler = bound.value
@@ -363,7 +383,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         let written = streams
         streams = [:]
         openStreams = 0
-        for (_, id) in written { finish(id, .failed(.connectionLost(closeReason))) }
+        for (_, entry) in written { finish(entry.id, .failed(.connectionLost(closeReason))) }
         for id in Array(pending.keys) { finish(id, .failed(.notSent(closeReason))) }
         waiting.removeAll()
         context.fireChannelInactive()

@@ -161,6 +161,9 @@ final class ConnectionPool: Sendable {
                         protocolHandlers.append(try NIOSSLClientHandler(context: sslContext, serverHostname: hostname))
                     }
                     var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+                    // The client writes its own header blocks from the typed model, and reads
+                    // only a few fields of APNs' answers: NIO's per-field validation is skipped.
+                    connectionConfiguration.headerBlockValidation = .disabled
                     connectionConfiguration.initialSettings = [
                         HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                         HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),

@@ -50,6 +50,15 @@ public struct APNsID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A random (version 4) UUID.
+    /// A random version 4 UUID from a fast generator (unique, not secret).
+    package static func fastRandom() -> APNsID {
+        APNsID(canonical: RandomIdentifier.uuid())
+    }
+
+    private init(canonical: String) {
+        uuidString = canonical
+    }
+
     public static func random() -> APNsID {
         var generator = SystemRandomNumberGenerator()
         return random(using: &generator)

@@ -10,7 +10,7 @@ import Darwin
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Apple Push Notification tools: format, lint and preview payloads; run a mock APNs server.",
+        abstract: "Apple Push Notification tools: format, lint and preview payloads; run a mock APNs server; send.",
         discussion: """
             A payload is the JSON body of an APNs request: an "aps" dictionary for the system and \
             your own keys beside it. Herald measures payloads in bytes exactly as APNs does.
@@ -18,7 +18,7 @@ struct Herald: AsyncParsableCommand {
             Exit status: 0 success, 1 the input has errors, 2 bad arguments or unreadable input.
             """,
         version: "0.1.0",
-        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self]
+        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self]
     )
 }
 

@@ -2,9 +2,10 @@ import Synchronization
 
 /// Lowercase canonical UUIDs (version 4) for `apns-id`, `apns-unique-id` and `apns-request-id`,
 /// from a xoshiro256** generator seeded by the system's. Identifiers need to be unique, not
-/// secret; Foundation's `UUID()` opens /dev/urandom on Linux for each one, which cost the mock
-/// a system call per answer.
-enum RandomIdentifier {
+/// secret; Foundation's `UUID()` opens /dev/urandom on Linux for each one, and the system
+/// generator makes a system call per value: the mock paid one per answer, the client one per
+/// request.
+package enum RandomIdentifier {
     private static let state: Mutex<(UInt64, UInt64, UInt64, UInt64)> = {
         var system = SystemRandomNumberGenerator()
         return Mutex((system.next(), system.next(), system.next(), system.next() | 1))
@@ -27,7 +28,7 @@ enum RandomIdentifier {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, lowercase.
-    static func uuid() -> String {
+    package static func uuid() -> String {
         var high = next(), low = next()
         high = (high & ~0xF000) | 0x4000  // version 4
         low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 4122 variant

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import HeraldAuth
+import HeraldClient
+import HeraldProtocol
+
+/// Provider credentials from flags or the environment: a `.p8` key with its key ID and team ID,
+/// or a `.p12` certificate.
+struct CredentialOptions: ParsableArguments {
+    @Option(name: .customLong("p8"), help: ArgumentHelp("The provider key (.p8) for token auth (or $HERALD_P8).", valueName: "FILE"))
+    var p8: String?
+
+    @Option(name: .customLong("key-id"), help: ArgumentHelp("The key's 10-character ID (or $HERALD_KEY_ID).", valueName: "ID"))
+    var keyID: String?
+
+    @Option(name: .customLong("team-id"), help: ArgumentHelp("Your 10-character team ID (or $HERALD_TEAM_ID).", valueName: "ID"))
+    var teamID: String?
+
+    @Option(name: .customLong("cert"), help: ArgumentHelp("A .p12 certificate for certificate auth (or $HERALD_CERT).", valueName: "FILE"))
+    var certificate: String?
+
+    @Option(name: .customLong("password-env"), help: ArgumentHelp("The environment variable holding the .p12 password (default HERALD_CERT_PASSWORD).", valueName: "VAR"))
+    var passwordVariable: String?
+
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// The signing key, from flags or the environment; nil when certificate auth is chosen.
+    func signingKey() throws(UsageError) -> ProviderSigningKey? {
+        let env = Self.environment
+        let path = p8 ?? env["HERALD_P8"]
+        if path == nil, certificate ?? env["HERALD_CERT"] != nil { return nil }
+        guard let path else {
+            throw UsageError(message: "no credentials: pass --p8 FILE --key-id ID --team-id ID (token auth) or --cert FILE.p12 (certificate auth), or set HERALD_P8, HERALD_KEY_ID and HERALD_TEAM_ID")
+        }
+        guard let keyText = keyID ?? env["HERALD_KEY_ID"] else { throw UsageError(message: "--p8 needs --key-id ID (the 10 characters in the key's name, AuthKey_<ID>.p8)") }
+        guard let teamText = teamID ?? env["HERALD_TEAM_ID"] else { throw UsageError(message: "--p8 needs --team-id ID (your team's 10-character ID in the Apple Developer account)") }
+        do {
+            return try ProviderSigningKey(contentsOfFile: path, keyID: try KeyID(keyText), teamID: try TeamID(teamText))
+        } catch {
+            throw UsageError(message: "\(error)")
+        }
+    }
+
+    /// The client credentials.
+    func credentials() throws(UsageError) -> APNsClientConfiguration.Credentials {
+        if let key = try signingKey() { return .token(key) }
+        let path = certificate ?? Self.environment["HERALD_CERT"] ?? ""
+        let variable = passwordVariable ?? "HERALD_CERT_PASSWORD"
+        let password = Self.environment[variable] ?? ""
+        do {
+            return .certificate(try APNsCertificateIdentity(pkcs12File: path, passphrase: password))
+        } catch {
+            throw UsageError(message: "\(error)\(Self.environment[variable] == nil ? " (no password in $\(variable))" : "")")
+        }
+    }
+}
+
+/// Where requests go: Apple's sandbox or production, or a host and port (a `herald mock`).
+struct ServerOptions: ParsableArguments {
+    @Flag(help: "Send to Apple's sandbox (api.sandbox.push.apple.com), for development builds.")
+    var sandbox = false
+
+    @Flag(help: "Send to Apple's production service (api.push.apple.com).")
+    var production = false
+
+    @Option(help: ArgumentHelp("Another server, such as a herald mock.", valueName: "HOST"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("The port (443 or 2197 for Apple; the mock's port).", valueName: "PORT"))
+    var port: Int?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Also trust this CA certificate (PEM), such as the one herald mock writes.", valueName: "PEM"))
+    var caFile: String?
+
+    @Flag(help: "HTTP/2 without TLS (for herald mock --plaintext).")
+    var plaintext = false
+
+    /// The configuration for these options and `credentials`.
+    func configuration(credentials: APNsClientConfiguration.Credentials) throws(UsageError) -> APNsClientConfiguration {
+        let chosen = [sandbox, production, host != nil].filter { $0 }.count
+        guard chosen == 1 else {
+            throw UsageError(message: chosen == 0
+                ? "where to? pass --sandbox (development builds), --production, or --host HOST --port PORT (a herald mock)"
+                : "pass one of --sandbox, --production and --host")
+        }
+        let server: APNsClientConfiguration.Server
+        if sandbox {
+            server = .sandbox
+        } else if production {
+            server = .production
+        } else {
+            guard let port else { throw UsageError(message: "--host needs --port (the mock prints its port when it starts)") }
+            server = .custom(host: host!, port: port)
+        }
+        var configuration = APNsClientConfiguration(server: server, credentials: credentials)
+        if host == nil, let port {
+            guard port == APNsEnvironment.port || port == APNsEnvironment.alternatePort else {
+                throw UsageError(message: "--port for Apple's servers is \(APNsEnvironment.port) or \(APNsEnvironment.alternatePort), not \(port)")
+            }
+            configuration.port = port
+        }
+        configuration.plaintext = plaintext
+        if let caFile {
+            guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8), pem.contains("BEGIN CERTIFICATE") else {
+                throw UsageError(message: "cannot read a PEM certificate from '\(caFile)'")
+            }
+            configuration.additionalTrustRootsPEM = [pem]
+        }
+        return configuration
+    }
+}
+
+/// Device tokens from `--token` and `--tokens-file`.
+enum TokenList {
+    static func read(tokens: [String], file: String?) throws(UsageError) -> [DeviceToken] {
+        var result: [DeviceToken] = []
+        for text in tokens {
+            do {
+                result.append(try DeviceToken(hex: text))
+            } catch {
+                throw UsageError(message: "--token \(text): \(error)")
+            }
+        }
+        if let file {
+            let bytes = try InputFile(argument: file).read()
+            var lineNumber = 0
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+                lineNumber += 1
+                let text = line.trimmingCharacters(in: .whitespaces.union(.init(charactersIn: "\r")))
+                if text.isEmpty || text.hasPrefix("#") { continue }
+                do {
+                    result.append(try DeviceToken(hex: text))
+                } catch {
+                    throw UsageError(message: "\(file):\(lineNumber): \(error)")
+                }
+            }
+        }
+        guard !result.isEmpty else { throw UsageError(message: "no device token: pass --token HEX (repeatable) or --tokens-file FILE (one per line)") }
+        return result
+    }
+}

@@ -1,0 +1,253 @@
+import ArgumentParser
+import Foundation
+import HeraldAuth
+import HeraldClient
+import HeraldJSON
+import HeraldLint
+import HeraldProtocol
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a payload to devices through APNs (or a herald mock).",
+        discussion: """
+            The payload is linted first, with the request's headers, and not sent if it has \
+            errors (--no-lint sends it anyway). Then it goes to every token over HTTP/2, and one \
+            line per token says what happened: accepted with its apns-id, or rejected with \
+            APNs' reason and what to do about it.
+
+            Credentials: --p8 AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ \
+            (token auth), or --cert cert.p12 with the password in $HERALD_CERT_PASSWORD \
+            (certificate auth). HERALD_P8, HERALD_KEY_ID, HERALD_TEAM_ID and HERALD_CERT may \
+            stand in for the flags.
+
+            A .apns file (Xcode's simulator format) works as is: its "Simulator Target Bundle" \
+            gives the topic when --topic is absent, and is not sent.
+
+            Exit status: 0 every token accepted, 1 any rejected (or the payload has lint \
+            errors), 2 bad arguments, unreadable files or missing credentials.
+
+            Examples:
+              herald send alert.json --token 740f4707… --topic com.example.app \\
+                  --p8 AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --sandbox
+              herald send alert.json --tokens-file tokens.txt --topic com.example.app \\
+                  --host 127.0.0.1 --port 2197 --ca-file herald-mock-ca.pem --p8 demo.p8 …
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The payload (JSON, or a .apns file); '-' or nothing reads standard input.", valueName: "FILE"))
+    var file: String?
+
+    @Option(name: .customLong("token"), help: ArgumentHelp("A device token in hex (repeatable).", valueName: "HEX"))
+    var tokens: [String] = []
+
+    @Option(name: .customLong("tokens-file"), help: ArgumentHelp("A file of device tokens, one per line ('#' comments).", valueName: "FILE"))
+    var tokensFile: String?
+
+    @Option(help: ArgumentHelp("apns-topic: the bundle ID (plus .voip, .push-type.liveactivity, … for those push types).", valueName: "TOPIC"))
+    var topic: String?
+
+    @Option(name: .customLong("push-type"), help: ArgumentHelp("apns-push-type (default alert).", valueName: "TYPE"))
+    var pushType: String = "alert"
+
+    @Option(help: ArgumentHelp("apns-priority: 10, 5 or 1 (default: APNs' 10).", valueName: "P"))
+    var priority: Int?
+
+    @Option(name: .customLong("collapse-id"), help: ArgumentHelp("apns-collapse-id (at most 64 bytes).", valueName: "ID"))
+    var collapseID: String?
+
+    @Option(help: ArgumentHelp("apns-expiration: UNIX seconds, or 0 (deliver now or never).", valueName: "E"))
+    var expiration: String?
+
+    @Option(name: .customLong("apns-id"), help: ArgumentHelp("apns-id for a single token (default: a new UUID per token).", valueName: "UUID"))
+    var apnsID: String?
+
+    @Flag(name: .customLong("no-lint"), help: "Send even when lint finds errors.")
+    var noLint = false
+
+    @Option(help: ArgumentHelp("The longest wait for each token's answer, retries included (default 30s).", valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @OptionGroup var credentials: CredentialOptions
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        let input = InputFile(argument: file)
+        var body = try input.read()
+        let isSimulatorFile = input.path?.lowercased().hasSuffix(".apns") == true
+        var topic = self.topic
+        if isSimulatorFile {
+            let stripped = Self.strippingSimulatorKeys(body)
+            body = stripped.body
+            topic = topic ?? stripped.bundleID
+        }
+        guard let topic else {
+            throw UsageError(message: "no topic: pass --topic com.example.app (the app's bundle ID)")
+        }
+        let headers = try requestHeaders(topic: topic)
+        let tokens = try TokenList.read(tokens: tokens, file: tokensFile)
+        if apnsID != nil, tokens.count > 1 {
+            throw UsageError(message: "--apns-id names one notification; with \(tokens.count) tokens leave it out (each gets its own)")
+        }
+        var configuration = try server.configuration(credentials: try credentials.credentials())
+        configuration.requestTimeout = .milliseconds(Int64(timeout * 1000))
+
+        // Lint with the first token's complete request.
+        var first = headers
+        first.target = .device(tokens[0])
+        let report = Linter().lint(body, context: LintContext(request: first))
+        if !report.diagnostics.isEmpty {
+            var text: [UInt8] = []
+            LintTextRenderer(colors: Styler(descriptor: STDERR_FILENO).enabled).render(LintFileResult(path: input.displayName, report: report), into: &text)
+            writeStandardError(String(decoding: text, as: UTF8.self))
+        }
+        if report.hasErrors, !noLint {
+            writeStandardError("herald: not sent: the payload has lint errors (--no-lint sends it anyway)\n")
+            throw ExitStatus.failure
+        }
+
+        let client: APNsClient
+        do {
+            client = try APNsClient(configuration: configuration)
+        } catch {
+            throw UsageError(message: error.message)
+        }
+        let request = APNsRequest(headers: headers, body: body)
+        var rejected = 0
+        var progress = Progress(total: tokens.count)
+        if tokens.count == 1 {
+            let outcome = await client.outcome(of: request.to(tokens[0]))
+            if !print(tokens[0], outcome) { rejected += 1 }
+        } else {
+            for await result in client.send(request, to: tokens) {
+                progress.clear()
+                if !print(result.token, result.result) { rejected += 1 }
+                progress.advance()
+            }
+            progress.clear()
+        }
+        await client.shutdown()
+        if tokens.count > 1 {
+            writeStandardError("\(tokens.count - rejected) of \(tokens.count) accepted\n")
+        }
+        if rejected > 0 { throw ExitStatus.failure }
+    }
+
+    /// One line: `TOKEN accepted apns-id ID` or `TOKEN rejected STATUS REASON: message (advice)`.
+    private func print(_ token: DeviceToken, _ outcome: Result<APNsResponse, APNsClientError>) -> Bool {
+        switch outcome {
+        case .success(let response):
+            var line = "\(token.hex) accepted apns-id \(response.apnsID)"
+            if let unique = response.uniqueID { line += " apns-unique-id \(unique)" }
+            writeStandardOutput(line + "\n")
+            return true
+        case .failure(let error):
+            var line = "\(token.hex) rejected"
+            if let status = error.status { line += " \(status)" }
+            if let reason = error.reason { line += " \(reason)" }
+            line += ": \(error.message)"
+            if let advice = error.advice { line += " (\(advice))" }
+            writeStandardOutput(line + "\n")
+            return false
+        }
+    }
+
+    private func requestHeaders(topic: String) throws(UsageError) -> APNsRequestHeaders {
+        guard let type = PushType(rawValue: pushType) else {
+            throw UsageError(message: "--push-type \(pushType) is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var headers = APNsRequestHeaders(pushType: type, topic: topic)
+        if let priority {
+            guard let value = PushPriority(rawValue: priority) else { throw UsageError(message: "--priority is \(PushPriority.validValues), not \(priority)") }
+            headers.priority = value
+        }
+        do {
+            if let collapseID { headers.collapseID = try CollapseID(collapseID) }
+            if let expiration { headers.expiration = try Expiration(headerValue: expiration) }
+            if let apnsID { headers.apnsID = try APNsID(parsing: apnsID) }
+        } catch {
+            throw UsageError(message: "\(error)")
+        }
+        return headers
+    }
+
+    /// The body without the simulator's own keys (byte ranges cut, the rest kept as written),
+    /// and the bundle ID it names.
+    static func strippingSimulatorKeys(_ body: [UInt8]) -> (body: [UInt8], bundleID: String?) {
+        guard let document = try? JSONDocument(parsing: body), document.root.kind == .object else { return (body, nil) }
+        let members = Array(document.root.members)
+        var bundleID: String?
+        var cuts: [Range<Int>] = []
+        for (index, member) in members.enumerated() where member.key == "Simulator Target Bundle" || member.key == "WatchKit Simulator Actions" {
+            if member.key == "Simulator Target Bundle" { bundleID = member.value.stringValue }
+            // The member and the comma after it, or (the last member) the comma before it.
+            if index + 1 < members.count {
+                cuts.append(member.keyNode.byteRange.lowerBound..<members[index + 1].keyNode.byteRange.lowerBound)
+            } else if index > 0 {
+                cuts.append(members[index - 1].value.byteRange.upperBound..<member.value.byteRange.upperBound)
+            } else {
+                cuts.append(member.keyNode.byteRange.lowerBound..<member.value.byteRange.upperBound)
+            }
+        }
+        var result = body
+        for cut in cuts.sorted(by: { $0.lowerBound > $1.lowerBound }) { result.removeSubrange(cut) }
+        return (result, bundleID)
+    }
+}
+
+/// A progress bar on standard error, when it is a terminal.
+struct Progress {
+    let total: Int
+    var done = 0
+    private let enabled: Bool
+    private var lastDrawn = ContinuousClock.now
+
+    init(total: Int) {
+        self.total = total
+        enabled = total > 1 && isTerminal(STDERR_FILENO)
+    }
+
+    mutating func advance() {
+        done += 1
+        guard enabled, ContinuousClock.now - lastDrawn > .milliseconds(100) || done == total else { return }
+        lastDrawn = ContinuousClock.now
+        let width = 30
+        let filled = done * width / max(total, 1)
+        writeStandardError("\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] \(done)/\(total)")
+    }
+
+    func clear() {
+        if enabled { writeStandardError("\r\u{1B}[K") }
+    }
+}
+
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a provider token (JWT) for curl or another client.",
+        discussion: """
+            The token is signed now with the .p8 key (ES256) and is valid for an hour; APNs \
+            refuses tokens older than that.
+
+            Example:
+              curl --http2 -H "authorization: bearer $(herald token --p8 AuthKey_ABC123DEFG.p8 \\
+                  --key-id ABC123DEFG --team-id DEF123GHIJ)" -H "apns-topic: com.example.app" \\
+                  -d '{"aps":{"alert":"Hello"}}' https://api.sandbox.push.apple.com/3/device/<token>
+            """
+    )
+
+    @OptionGroup var credentials: CredentialOptions
+
+    func run() throws {
+        guard let key = try credentials.signingKey() else {
+            throw UsageError(message: "herald token needs a .p8 key (--p8 FILE --key-id ID --team-id ID); certificates need no token")
+        }
+        writeStandardOutput(ProviderTokenSigner(key: key).token().rawValue + "\n")
+    }
+}
