@@ -55,8 +55,13 @@ final class ProxyConnectHandler: ChannelInboundHandler, RemovableChannelHandler,
         rest.moveReaderIndex(to: all.readerIndex + (end.upperBound - bytes.startIndex))
         received = nil
         do {
+            // One after the other: TLS first, then HTTP/2, then the connection handler.
             let sync = context.pipeline.syncOperations
-            try sync.addHandlers(next, position: .after(self))
+            var anchor: any ChannelHandler = self
+            for handler in next {
+                try sync.addHandler(handler, position: .after(anchor))
+                anchor = handler
+            }
         } catch {
             fail(context, "cannot set up the tunnel: \(error)")
             return

@@ -1,0 +1,119 @@
+import Foundation
+@testable import HeraldClient
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Logging
+import Synchronization
+import Testing
+
+/// A proxy, idle connections and the logs.
+@Suite struct ConnectionTests {
+    /// Runs Tests/Fixtures/client/connect_proxy.py; returns the process, its port and its output.
+    final class Proxy: @unchecked Sendable {
+        let process = Process()
+        let output = Pipe()
+        var port = 0
+        private var text = ""
+
+        init(refusing: Bool = false) throws {
+            let python = try ExternalTools.require("python3", package: "python3")
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [Fixtures.url("client/connect_proxy.py").path] + (refusing ? ["--refuse"] : [])
+            process.standardOutput = output
+            try process.run()
+            let deadline = ContinuousClock.now + .seconds(20)
+            while port == 0, ContinuousClock.now < deadline {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("port ") }) { port = Int(line.dropFirst(5)) ?? 0 }
+            }
+        }
+
+        /// Everything it printed (stops it).
+        func stop() -> String {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return text + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+
+    @Test func sendsThroughAnHTTPConnectProxy() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let proxy = try Proxy()
+        #expect(proxy.port > 0)
+        let client = try harness.client { $0.proxy = .init(host: "127.0.0.1", port: proxy.port, basicCredentials: "herald:secret") }
+        let response = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1)[0]))
+        #expect(harness.mock.notification(id: response.apnsID) != nil)
+        await client.shutdown()
+        let log = proxy.stop()
+        #expect(log.contains("CONNECT 127.0.0.1:\(harness.mock.port)"), "\(log)")
+        #expect(log.contains("Proxy-Authorization: Basic aGVyYWxkOnNlY3JldA=="), "credentials sent as Basic")
+
+        let refusing = try Proxy(refusing: true)
+        let refused = try harness.client { $0.proxy = .init(host: "127.0.0.1", port: refusing.port); $0.retry = .never }
+        let error = try #require(await refused.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1)[0])).failure)
+        #expect(error.kind == .connectionFailed)
+        #expect(error.message.contains("407"), "\(error.message)")
+        await refused.shutdown()
+        _ = refusing.stop()
+    }
+
+    @Test func idleConnectionsCloseAndReopenOnDemand() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try harness.client { $0.idleTimeout = .milliseconds(300) }
+        try await client.prewarm()
+        #expect(client.openConnectionCount == 2, "prewarm opens the pool")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.openConnectionCount > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(client.openConnectionCount == 0, "idle connections closed")
+        let response = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1)[0]))
+        #expect(response.status == 200, "a new connection opens on demand")
+        await client.shutdown()
+    }
+
+    /// Captures log records.
+    final class Capture: @unchecked Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    struct CaptureHandler: LogHandler {
+        let capture: Capture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            let text = "\(message) \((metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))"
+            capture.lines.withLock { $0.append(text) }
+        }
+    }
+
+    @Test func logsShortenDeviceTokens() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let token = ClientHarness.tokens(1)[0]
+        harness.mock.unregister(token)
+        let capture = Capture()
+        let client = try harness.client { $0.logger = Logger(label: "test", factory: { _ in CaptureHandler(capture: capture) }) }
+        _ = await client.outcome(of: ClientHarness.request(to: token))
+        await client.shutdown()
+        let lines = capture.lines.withLock { $0 }
+        #expect(lines.contains { $0.contains(String(token.hex.prefix(8)) + "…") }, "\(lines)")
+        #expect(!lines.contains { $0.contains(token.hex) }, "the full token is not logged")
+
+        let capture2 = Capture()
+        let verbose = try harness.client {
+            $0.logger = Logger(label: "test", factory: { _ in CaptureHandler(capture: capture2) })
+            $0.logsFullDeviceTokens = true
+        }
+        _ = await verbose.outcome(of: ClientHarness.request(to: token))
+        await verbose.shutdown()
+        #expect(capture2.lines.withLock { $0 }.contains { $0.contains(token.hex) })
+    }
+}
