@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// A proxy, idle connections and the logs.
-@Suite struct ConnectionTests {
+@Suite(.serialized) struct ConnectionTests {
     /// Runs Tests/Fixtures/client/connect_proxy.py; returns the process, its port and its output.
     final class Proxy: @unchecked Sendable {
         let process = Process()

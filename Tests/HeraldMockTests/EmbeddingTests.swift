@@ -75,7 +75,7 @@ struct TestHTTP2Client {
         try await mock.start()
 
         let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
-        let arrival = Task { try await mock.nextNotification(timeout: .seconds(10)) { $0.deviceToken == token } }
+        let arrival = Task { try await mock.nextNotification(timeout: .seconds(60)) { $0.deviceToken == token } }
         try await Task.sleep(for: .milliseconds(50))  // let the waiter subscribe
         let client = try await TestHTTP2Client.connect(port: mock.port)
         let jwt = ProviderToken.sign(with: key, issuedAt: Date()).rawValue

@@ -19,7 +19,7 @@ import Testing
             request = urllib.request.Request('http://127.0.0.1:\(port)\(path)', data=data, method='\(method)')
             if data is not None: request.add_header('content-type', 'application/json')
             try:
-                with urllib.request.urlopen(request, timeout=10) as response:
+                with urllib.request.urlopen(request, timeout=60) as response:
                     print(response.status); sys.stdout.write(response.read().decode())
             except urllib.error.HTTPError as error:
                 print(error.code); sys.stdout.write(error.read().decode())
