@@ -53,9 +53,13 @@ struct HTTP2Listener {
                     settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 65_535))
                     var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
                     connectionConfiguration.initialSettings = settings
-                    // Frames may still arrive for every stream a GOAWAY dropped (up to the stream limit): they
-                    // are ignored only while the stream is remembered as reset.
-                    connectionConfiguration.maximumRecentlyResetStreams = max(32, core.configuration.maximumConcurrentStreams)
+                    // Frames may still arrive for every stream a GOAWAY dropped (up to the stream limit),
+                    // and for streams the client opened before it read the GOAWAY: they are ignored
+                    // only while the stream is remembered as reset, and each refused stream counts as
+                    // a "glitch" that NIOHTTP2 would otherwise punish by resetting the connection.
+                    let inFlight = core.configuration.maximumConcurrentStreams
+                    connectionConfiguration.maximumRecentlyResetStreams = max(32, 2 * inFlight)
+                    connectionConfiguration.maximumConnectionGlitches = max(200, 2 * inFlight)  // NIOHTTP2 defaults to 200
                     // No stream multiplexer: frames come to one handler per connection, which
                     // keeps each stream's request in a table (no channel per stream).
                     try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
@@ -103,6 +107,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     /// The last-stream-id of the GOAWAY sent: streams above it are not processed.
     private var goAwayLastStreamID = Int.max
     private var closing = false
+    /// Once going away, the last frame written: the connection closes only when it (and so
+    /// every answer before it) is on the wire, since closing a channel drops unwritten data.
+    private var lastWrite: EventLoopFuture<Void>?
     private var certificateResolved: Bool
     /// Connection-level bytes received and not yet returned with WINDOW_UPDATE.
     private var connectionUnacknowledged = 0
@@ -210,11 +217,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
                 // write (NIO closes the streams above last-stream-id as it sends it), and the
                 // frame must be through before the flush and close.
                 closing = true
-                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.eventLoop.execute {
-                    bound.value.flush()
-                    bound.value.close(promise: nil)
-                }
+                let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                context.eventLoop.execute { bound.value.closeOnceWritten() }
             }
         case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
             if !goingAway {
@@ -230,10 +234,33 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A write to a stream that has ended (the client reset it, or it is above a GOAWAY's
-        // last-stream-id) concerns that stream only.
-        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed { return }
+        // last-stream-id) concerns that stream only; so does a stream error, which NIOHTTP2 has
+        // answered with RST_STREAM (a stream the client opened before it read our GOAWAY is
+        // refused that way). Closing here would drop the answers still being written.
+        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed || error is NIOHTTP2Errors.StreamError { return }
         // A protocol error (NIOHTTP2 has sent GOAWAY) or a transport error: this connection ends.
-        context.close(promise: nil)
+        // Once going away, frames the client sent before it read the GOAWAY can trip one; the
+        // answers already written still go out first.
+        if goingAway {
+            closing = true
+            closeOnceWritten()
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    /// Flushes and closes once the last frame written is on the wire: closing a channel drops
+    /// what the socket has not taken yet, so answers already written would be lost and their
+    /// requests sent again elsewhere.
+    private func closeOnceWritten() {
+        guard let context else { return }
+        context.flush()
+        guard let written = lastWrite else {
+            context.close(promise: nil)
+            return
+        }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.whenComplete { _ in bound.value.context?.close(promise: nil) }
     }
 
     /// Counts `size` more bytes held for `stream`, or resets the stream when the connection's
@@ -307,7 +334,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         goAwayLastStreamID = lastStreamID
         // Flushed at once (with the answers before it): NIO may close a connection that a GOAWAY
         // leaves without streams, and an unflushed frame would be lost with it.
-        context.writeAndFlush(wrapOutboundOut(GoAway.frame(lastStreamID: lastStreamID, reason: reason, allocator: context.channel.allocator)), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        lastWrite = written.futureResult
+        context.writeAndFlush(wrapOutboundOut(GoAway.frame(lastStreamID: lastStreamID, reason: reason, allocator: context.channel.allocator)), promise: written)
         // Streams up to last-stream-id may finish; the connection closes when none is left, or
         // after a grace period.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -346,13 +375,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         headers.add(name: ":status", value: String(response.status))
         // Identifiers are new in every answer: indexing them would only churn the HPACK table.
         for (name, value) in response.headers { headers.add(name: name, value: value, indexing: name == APNsHeader.contentType ? .indexable : .nonIndexable) }
+        // Once going away, the connection's close waits for this answer to be written.
+        let written = goingAway ? context.eventLoop.makePromise(of: Void.self) : nil
+        if let written { lastWrite = written.futureResult }
         if response.body.isEmpty {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: written)
         } else {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers)))), promise: nil)
             var buffer = context.channel.allocator.buffer(capacity: response.body.count)
             buffer.writeBytes(response.body)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: written)
         }
         if let goAway = plan.goAway, !goAway.beforeAnswering {
             self.goAway(reason: goAway.reason, lastStreamID: highestStreamID, context: context)
