@@ -5,6 +5,7 @@ import HeraldLint
 import HeraldPayload
 import HeraldProtocol
 import Logging
+import Metrics
 import NIOCore
 import NIOHPACK
 import NIOPosix
@@ -71,7 +72,7 @@ public final class APNsClient: Sendable {
         } else {
             token = nil
         }
-        metrics = ClientMetrics(prefix: configuration.metricsPrefix)
+        metrics = ClientMetrics(prefix: configuration.metricsPrefix, factory: configuration.metricsFactory ?? MetricsSystem.factory)
         limiter = InFlightLimiter(limit: configuration.maximumRequestsInFlight)
         linter = configuration.lintsBeforeSending ? Linter() : nil
         pool = ConnectionPool(
@@ -217,7 +218,11 @@ public final class APNsClient: Sendable {
             return .failure(APNsClientError(.shutDown, apnsID: apnsID, message: "the client is shut down"))
         }
         await limiter.acquire()
-        defer { limiter.release() }
+        metrics.requestStarted()
+        defer {
+            metrics.requestEnded()
+            limiter.release()
+        }
         metrics.sent.increment()
         let started = NIODeadline.now()
         let limit = timeout ?? configuration.requestTimeout

@@ -2,6 +2,7 @@ import Foundation
 import HeraldAuth
 import HeraldProtocol
 import Logging
+import Metrics
 
 /// How an ``APNsClient`` reaches APNs, authenticates, and behaves under load and failure.
 ///
@@ -136,6 +137,9 @@ public struct APNsClientConfiguration: Sendable {
     public var logsFullDeviceTokens: Bool = false
     /// The prefix of the swift-metrics labels (`herald_client_sent_total`, …).
     public var metricsPrefix: String = "herald_client"
+    /// Where the metrics go: `nil` (the default) uses the factory the application bootstrapped
+    /// with `MetricsSystem.bootstrap`; a factory of its own keeps this client's metrics apart.
+    public var metricsFactory: (any MetricsFactory)? = nil
     /// The clock (token ages, timestamps); injectable for tests.
     public var now: @Sendable () -> Date = Date.init
 

@@ -14,29 +14,36 @@ final class ClientMetrics: Sendable {
     let connections: Gauge
     let inFlight: Gauge
     private let prefix: String
+    private let factory: any MetricsFactory
     private let rejectedByReason = Mutex<[String: Counter]>([:])
     private let openConnections = Atomic<Int>(0)
+    private let requestsInFlight = Atomic<Int>(0)
 
-    init(prefix: String) {
+    init(prefix: String, factory: any MetricsFactory) {
         self.prefix = prefix
-        sent = Counter(label: "\(prefix)_sent_total")
-        accepted = Counter(label: "\(prefix)_accepted_total")
-        retries = Counter(label: "\(prefix)_retries_total")
-        failed = Counter(label: "\(prefix)_failed_total")
-        latency = Metrics.Timer(label: "\(prefix)_latency_seconds")
-        connections = Gauge(label: "\(prefix)_connections")
-        inFlight = Gauge(label: "\(prefix)_requests_in_flight")
+        self.factory = factory
+        sent = Counter(label: "\(prefix)_sent_total", factory: factory)
+        accepted = Counter(label: "\(prefix)_accepted_total", factory: factory)
+        retries = Counter(label: "\(prefix)_retries_total", factory: factory)
+        failed = Counter(label: "\(prefix)_failed_total", factory: factory)
+        latency = Metrics.Timer(label: "\(prefix)_latency_seconds", factory: factory)
+        connections = Gauge(label: "\(prefix)_connections", factory: factory)
+        inFlight = Gauge(label: "\(prefix)_requests_in_flight", factory: factory)
     }
 
     func rejected(_ reason: APNsReason) {
         let counter = rejectedByReason.withLock { counters in
             if let counter = counters[reason.rawValue] { return counter }
-            let counter = Counter(label: "\(prefix)_rejected_total", dimensions: [("reason", reason.rawValue)])
+            let counter = Counter(label: "\(prefix)_rejected_total", dimensions: [("reason", reason.rawValue)], factory: factory)
             counters[reason.rawValue] = counter
             return counter
         }
         counter.increment()
     }
+
+    /// A request takes (or gives back) its place among those in flight.
+    func requestStarted() { inFlight.record(requestsInFlight.add(1, ordering: .relaxed).newValue) }
+    func requestEnded() { inFlight.record(requestsInFlight.subtract(1, ordering: .relaxed).newValue) }
 
     func connectionOpened() { connections.record(openConnections.add(1, ordering: .relaxed).newValue) }
     func connectionClosed() { connections.record(openConnections.subtract(1, ordering: .relaxed).newValue) }
