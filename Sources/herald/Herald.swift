@@ -15,7 +15,8 @@ struct Herald: AsyncParsableCommand {
             A payload is the JSON body of an APNs request: an "aps" dictionary for the system and \
             your own keys beside it. Herald measures payloads in bytes exactly as APNs does.
 
-            Exit status: 0 success, 1 the input has errors, 2 bad arguments or unreadable input.
+            Exit status: 0 success; 1 the input has errors, or a push was not accepted (rejected or \
+            unanswered); 2 bad arguments or unreadable input. Each command's --help says more.
             """,
         version: "0.1.0",
         subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self]

@@ -30,8 +30,8 @@ struct SendCommand: AsyncParsableCommand {
             A .apns file (Xcode's simulator format) works as is: its "Simulator Target Bundle" \
             gives the topic when --topic is absent, and is not sent.
 
-            Exit status: 0 every token accepted, 1 any rejected (or the payload has lint \
-            errors), 2 bad arguments, unreadable files or missing credentials.
+            Exit status: 0 every token accepted, 1 any rejected or unanswered (or the payload has \
+            lint errors), 2 bad arguments, unreadable files or missing credentials.
 
             Examples:
               herald send alert.json --token 740f4707… --topic com.example.app \\
