@@ -60,6 +60,15 @@ struct InspectionAPI {
         let server = self.server
         let core = server.core
 
+        router.get("/") { _, _ in
+            Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",
+                    .contentSecurityPolicy: "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
+                ],
+                body: .init(byteBuffer: ByteBuffer(string: InboxPage.html)))
+        }
         router.get("/api/v1/status") { _, _ in
             Self.json(Self.status(server))
         }

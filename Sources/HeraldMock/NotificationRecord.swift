@@ -264,6 +264,7 @@ public struct NotificationRecord: Sendable, Identifiable {
             add("payload", .string(String(decoding: body, as: UTF8.self)))
         }
         add("payloadSize", .number(JSONNumber(bodyByteCount)))
+        add("payloadLimit", .number(JSONNumber(PayloadLimit.limit(for: request?.pushType, endpoint: kind == .broadcast ? .broadcast : .device))))
         add("findings", .array(findings.map { finding in
             [
                 "rule": .string(finding.rule), "severity": .string(finding.severity), "message": .string(finding.message),

@@ -17,9 +17,11 @@ struct MockCommand: AsyncParsableCommand {
             Providers send to it exactly as to APNs: HTTP/2, POST /3/device/<token> with the apns-* \
             headers and a provider token (or a client certificate with --auth certificate). It \
             answers with Apple's statuses and reasons, delivers accepted pushes to simulated \
-            devices, and records every request for the API on --api-port (GET /api/v1/notifications, \
-            devices, faults, a live event stream at /api/v1/events, an OpenAPI document at \
-            /api/v1/openapi.json, Prometheus metrics at /metrics).
+            devices, and records every request. On --api-port: the web inbox at / (the requests \
+            as they arrive, each device as a lock screen, every request's headers, payload, lint \
+            findings and answer, and faults to add or remove), and the API behind it (GET \
+            /api/v1/notifications, devices, faults, a live event stream at /api/v1/events, an \
+            OpenAPI document at /api/v1/openapi.json, Prometheus metrics at /metrics).
 
             TLS: by default a CA and a server certificate for localhost, 127.0.0.1 and ::1 are made \
             at start-up; the CA is written to --ca-out (default: a file in the temporary folder) for \
@@ -71,7 +73,7 @@ struct MockCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The APNs port (default 2197; 0 picks one).", valueName: "PORT"))
     var port: Int?
 
-    @Option(name: .customLong("api-port"), help: ArgumentHelp("The API, event stream and metrics port (default 8197; 0 picks one).", valueName: "PORT"))
+    @Option(name: .customLong("api-port"), help: ArgumentHelp("The web inbox (at /), API, event stream and metrics port (default 8197; 0 picks one).", valueName: "PORT"))
     var apiPort: Int?
 
     @Option(name: .customLong("channel-port"), help: ArgumentHelp("The broadcast channel-management port (default 2195 in sandbox, 2196 in production; 0 picks one).", valueName: "PORT"))
@@ -175,6 +177,7 @@ struct MockCommand: AsyncParsableCommand {
             lines.append("  channels   \(scheme)://\(configuration.host):\(channelPort)/1/apps/<bundle id>/channels")
         }
         if let apiPort = server.apiPort {
+            lines.append("  inbox      http://\(configuration.host):\(apiPort)/  (open it in a browser: requests and devices, live)")
             lines.append("  API        http://\(configuration.host):\(apiPort)/api/v1/notifications  (events: /api/v1/events, metrics: /metrics)")
         }
         if let trustFile { lines.append("  trust      \(trustFile)  (the CA made at start-up; give it to clients)") }

@@ -93,6 +93,19 @@ public enum ExternalTools {
         return Output(status: process.terminationStatus, stdout: Array(data), stderr: stderr)
     }
 
+    /// ``execute(_:_:stdin:environment:timeout:)`` on a thread of its own, for a program that runs
+    /// while the test goes on: waiting for it on one of Swift's few cooperative threads would
+    /// starve every other test's tasks.
+    public static func executeInBackground(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = defaultTimeout
+    ) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try execute(executable, arguments, environment: environment, timeout: timeout) })
+            }.start()
+        }
+    }
+
     /// Runs a program and returns its standard output; throws with its standard error when it
     /// exits non-zero or runs past `timeout`.
     public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8] = [], timeout: Duration = defaultTimeout) throws -> [UInt8] {

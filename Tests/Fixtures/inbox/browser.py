@@ -1,0 +1,93 @@
+"""Drives headless Chromium over the DevTools protocol against the mock's web inbox.
+
+    browser.py CHROMIUM URL READY_FILE EXPECTED OUT_DIR
+
+Opens URL, waits until the page's event stream is open, writes READY_FILE (the test then sends
+EXPECTED notifications), waits until they have arrived through the live stream, and writes
+OUT_DIR/list.html (the whole page), OUT_DIR/detail.html (the detail view of the newest request)
+and OUT_DIR/devices.png (a screenshot of the device view). Exits non-zero with a message on
+any timeout. Needs the `websockets` package (PyPI).
+"""
+import asyncio, base64, json, os, re, subprocess, sys, tempfile, threading, time, urllib.request
+
+import websockets
+
+
+async def main():
+    chromium, url, ready, expected, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    profile = tempfile.mkdtemp(prefix="herald-inbox-")
+    browser = subprocess.Popen(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+         "--remote-debugging-port=0", "--user-data-dir=" + profile, "--window-size=1280,1600", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = {}
+    def read_stderr():  # keeps the pipe drained, and picks out the DevTools port
+        for line in browser.stderr:
+            match = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+            if match:
+                found["port"] = int(match.group(1))
+    threading.Thread(target=read_stderr, daemon=True).start()
+    try:
+        end = time.time() + 30
+        while "port" not in found:
+            if time.time() > end or browser.poll() is not None:
+                raise SystemExit("chromium did not start its DevTools endpoint")
+            await asyncio.sleep(0.05)
+        pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{found['port']}/json/list", timeout=10))
+        address = next(page["webSocketDebuggerUrl"] for page in pages if page["type"] == "page")
+        async with websockets.connect(address, max_size=None) as socket:
+            counter = 0
+
+            async def call(method, **params):
+                nonlocal counter
+                counter += 1
+                ident = counter
+                await socket.send(json.dumps({"id": ident, "method": method, "params": params}))
+                while True:
+                    message = json.loads(await socket.recv())
+                    if message.get("id") == ident:
+                        if "error" in message:
+                            raise SystemExit(f"{method}: {message['error']}")
+                        return message["result"]
+
+            async def js(expression):
+                result = await call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+                if "exceptionDetails" in result:
+                    raise SystemExit(f"page script failed: {result['exceptionDetails']}")
+                return result["result"].get("value")
+
+            async def wait_for(expression, what, seconds):
+                end = time.time() + seconds
+                while time.time() < end:
+                    if await js(expression):
+                        return
+                    await asyncio.sleep(0.1)
+                text = await js("document.getElementById('server') ? document.getElementById('server').textContent : ''")
+                raise SystemExit(f"timed out waiting for {what} (page says: {text})")
+
+            await call("Page.enable")
+            await call("Page.navigate", url=url)
+            await wait_for("!!document.body && document.body.dataset.stream === 'open' && document.body.dataset.count !== undefined",
+                           "the page to load and open the event stream", 30)
+            before = await js("Number(document.body.dataset.count)")
+            with open(ready, "w") as handle:
+                handle.write(str(before))
+            await wait_for(f"Number(document.body.dataset.count) >= {before + expected} && document.body.dataset.live === 'true'",
+                           f"{expected} notifications through the live stream", 60)
+            await asyncio.sleep(0.3)
+            with open(os.path.join(out, "list.html"), "w") as handle:
+                handle.write(await js("document.documentElement.outerHTML"))
+            await js("document.querySelector('#list .row').click(), true")
+            with open(os.path.join(out, "detail.html"), "w") as handle:
+                handle.write(await js("document.getElementById('detail').outerHTML"))
+            clip = await js("(() => { const r = document.getElementById('devices').getBoundingClientRect();"
+                            " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height, scale: 1}; })()")
+            shot = await call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
+            with open(os.path.join(out, "devices.png"), "wb") as handle:
+                handle.write(base64.b64decode(shot["data"]))
+    finally:
+        browser.kill()
+        browser.wait()
+
+
+asyncio.run(main())

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import HeraldClient
+import HeraldMock
+import HeraldPayload
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// The web inbox in a real browser: headless Chromium driven over the DevTools protocol
+/// (Tests/Fixtures/inbox/browser.py) opens the page, the client sends notifications to the mock,
+/// and they must appear through the live event stream, rendered.
+@Suite(.serialized) struct InboxTests {
+    @Test func notificationsArriveLiveAndRender() async throws {
+        let chromium = try ExternalTools.require("chromium", "chromium-browser", "google-chrome", package: "chromium")
+        try ExternalTools.requirePython(modules: "websockets", package: "websockets")
+        let python = try ExternalTools.require("python3", package: "python3")
+        let harness = try await ClientHarness.start { $0.apiPort = 0 }
+        defer { Task { await harness.stop() } }
+        let apiPort = try #require(harness.mock.apiPort)
+
+        // The page serves itself: one document, no outside assets.
+        let (page, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(apiPort)/")!)
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "text/html; charset=utf-8")
+        let html = String(decoding: page, as: UTF8.self)
+        #expect(!html.contains("src=\"http") && !html.contains("href=\"http"), "no assets from elsewhere")
+
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-inbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let ready = work.appendingPathComponent("ready")
+        let expected = 5
+        let browser = Task {
+            try await ExternalTools.executeInBackground(
+                python, [Fixtures.url("inbox/browser.py").path, chromium, "http://127.0.0.1:\(apiPort)/", ready.path, String(expected), work.path],
+                timeout: .seconds(150))
+        }
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready.path) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(FileManager.default.fileExists(atPath: ready.path), "the page opened its event stream")
+
+        // Sent only now: they can reach the page only through the live stream.
+        let tokens = ClientHarness.tokens(2, salt: 9)
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=400/BadDeviceToken,token=\(tokens[1].hex)"))
+        let client = try harness.client()
+        func alert(_ title: String, body: String, collapse: String? = nil) throws -> APNsRequest {
+            let payload = try Payload(decoding: #"{"aps":{"alert":{"title":"\#(title)","body":"\#(body)"},"badge":4,"thread-id":"chat"}}"#)
+            return try APNsRequest(payload: payload, to: tokens[0], topic: ClientHarness.topic, collapseID: collapse.map { try CollapseID($0) })
+        }
+        _ = try await client.send(alert("Lunch at noon", body: "Table for two"))
+        _ = try await client.send(alert("Score 1-0", body: "First half", collapse: "match"))
+        _ = try await client.send(alert("Score 2-0", body: "Second half", collapse: "match"))
+        _ = try await client.send(APNsRequest(
+            payload: try Payload(decoding: #"{"aps":{"content-available":1}}"#), to: tokens[0], topic: ClientHarness.topic,
+            pushType: .background, priority: .conservePower))
+        let stranger = try alert("Nobody", body: "home").to(tokens[1])
+        let rejected = await client.outcome(of: stranger)
+        #expect(rejected.failure?.reason == .badDeviceToken)
+        await client.shutdown()
+
+        let result = try await browser.value
+        #expect(result.status == 0, "browser.py: \(result.stderr)")
+        guard result.status == 0 else { return }
+        let list = try String(contentsOf: work.appendingPathComponent("list.html"), encoding: .utf8)
+        for text in ["Lunch at noon", "Score 2-0", "400 BadDeviceToken", "silent: wakes the app", "(5)"] {
+            #expect(list.contains(text), "the list shows \(text)")
+        }
+        // The device view: the badge, the newer of two pushes with one collapse id only, the
+        // thread stacked, the silent wake listed apart.
+        let devices = try #require(list.range(of: "id=\"devices\"").map { String(list[$0.lowerBound...]) })
+        #expect(devices.contains("aria-label=\"badge 4\""))
+        #expect(devices.contains("Score 2-0") && !devices.contains("Score 1-0"), "collapse id replaces")
+        #expect(devices.contains("+1 more in thread chat"))
+        #expect(devices.contains("1 silent wake"))
+        #expect(!devices.contains("Nobody"), "a rejected push reaches no device")
+        // The detail of the newest request (the rejected one): answer, size against the limit,
+        // and commands that reproduce it.
+        let detail = try String(contentsOf: work.appendingPathComponent("detail.html"), encoding: .utf8)
+        for text in ["Not delivered: 400 BadDeviceToken", "of 4096 bytes)", "herald send - --token \(tokens[1].hex)", "curl --http2 --cacert", "apns-topic: com.example.app"] {
+            #expect(detail.contains(text), "the detail shows \(text)")
+        }
+        // The screenshot is a PNG of the device view.
+        let png = try [UInt8](Data(contentsOf: work.appendingPathComponent("devices.png")))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        let width = png.count > 24 ? png[16..<20].reduce(0) { $0 << 8 | Int($1) } : 0
+        let height = png.count > 24 ? png[20..<24].reduce(0) { $0 << 8 | Int($1) } : 0
+        #expect(width > 250 && height > 150, "\(width)x\(height)")
+    }
+}
