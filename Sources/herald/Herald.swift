@@ -19,7 +19,7 @@ struct Herald: AsyncParsableCommand {
             unanswered); 2 bad arguments or unreadable input. Each command's --help says more.
             """,
         version: "0.1.0",
-        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self]
+        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, DemoCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self]
     )
 }
 

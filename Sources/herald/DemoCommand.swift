@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import HeraldAuth
+import HeraldClient
+import HeraldMock
+import HeraldPayload
+import HeraldProtocol
+import Logging
+import ServiceLifecycle
+
+/// `herald demo`: the mock and the client in one process, for a first look at the inbox.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start a mock APNs server, send it the example payloads through Herald's client, and keep it running for the web inbox.",
+        discussion: """
+            The quickest look at Herald: no key, certificate or device needed. It starts the mock \
+            (TLS with a CA made at start-up, a provider key made for the demo), sends the example \
+            payloads of Apple's documents through Herald's real HTTP/2 client to a demo device, \
+            prints each answer and the inbox address, and serves until Ctrl-C. Open the address in \
+            a browser to see the pushes as the device shows them.
+
+            It also writes the demo key and the CA to --dir and prints a herald send command that \
+            sends your own payload to the same mock.
+
+            Exit status: 0 stopped normally, 1 an example was not accepted, 2 bad arguments or a \
+            port in use.
+
+            Examples:
+              herald demo                         # then open http://127.0.0.1:8197/
+              herald demo --port 0 --api-port 0   # any free ports (printed)
+              herald demo --once                  # send, print, and stop (for scripts)
+            """
+    )
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "HOST"))
+    var host: String = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("The provider API port (default 2197; 0 picks one).", valueName: "PORT"))
+    var port: Int = 2197
+
+    @Option(name: .customLong("api-port"), help: ArgumentHelp("The web inbox and API port (default 8197; 0 picks one).", valueName: "PORT"))
+    var apiPort: Int = 8197
+
+    @Option(help: ArgumentHelp("Where the demo key and CA are written (default: a folder in the temporary directory).", valueName: "DIR"))
+    var dir: String?
+
+    @Flag(help: "Stop after sending instead of serving until Ctrl-C.")
+    var once = false
+
+    static let keyID = try! KeyID("HERALDDEMO")
+    static let teamID = try! TeamID("HERALDTEAM")
+    static let topic = "com.example.herald-demo"
+    /// The demo device (any 32 bytes: the mock registers a device on its first push).
+    static let token = try! DeviceToken(hex: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad")
+
+    func validate() throws {
+        for (name, value) in [("--port", port), ("--api-port", apiPort)] where !(0...65_535).contains(value) {
+            throw ValidationError("\(name) \(value) is not a port (0 to 65535; 0 picks a free one)")
+        }
+    }
+
+    func run() async throws {
+        let key = ProviderSigningKey.generate(keyID: Self.keyID, teamID: Self.teamID)
+        var configuration = MockConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.apiPort = apiPort
+        configuration.channelPort = 0
+        configuration.transport = .generatedTLS
+        configuration.keys = [key.publicKey]
+        var logger = Logger(label: "herald.demo")
+        logger.logLevel = .warning
+        let server: MockAPNsServer
+        do {
+            server = try MockAPNsServer(configuration: configuration, logger: logger)
+            try await server.start()
+        } catch {
+            throw UsageError(message: "cannot start the mock: \(error) (is the port in use? --port 0 --api-port 0 picks free ones)")
+        }
+        let folder = dir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-demo-\(server.port)")
+        let keyFile = (folder as NSString).appendingPathComponent("AuthKey_\(Self.keyID).p8")
+        let caFile = (folder as NSString).appendingPathComponent("herald-mock-ca.pem")
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try key.pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+            try (server.trustRootPEM ?? "").write(toFile: caFile, atomically: true, encoding: .utf8)
+        } catch {
+            await server.stop()
+            throw UsageError(message: "cannot write the demo key and CA to '\(folder)': \(error.localizedDescription)")
+        }
+
+        let inbox = "http://\(host):\(server.apiPort ?? apiPort)/"
+        print("herald demo: a mock APNs server on \(server.providerURL); the inbox is \(inbox)")
+        print("Sending Apple's example payloads to the demo device \(Self.token.hex.prefix(8))… through Herald's client:")
+        fflush(nil)
+        var clientConfiguration = APNsClientConfiguration(
+            server: .custom(host: host, port: server.port, environment: configuration.environment), credentials: .token(key))
+        clientConfiguration.additionalTrustRootsPEM = server.trustRootPEM.map { [$0] } ?? []
+        clientConfiguration.trustsSystemRoots = false
+        clientConfiguration.requestTimeout = .seconds(10)
+        let client: APNsClient
+        do {
+            client = try APNsClient(configuration: clientConfiguration)
+        } catch {
+            await server.stop()
+            throw UsageError(message: error.message)
+        }
+        var failed = 0
+        for example in Self.examples {
+            let line: String
+            do {
+                let request = try APNsRequest(payload: Payload(decoding: example.json), to: Self.token, topic: Self.topic)
+                let response = try await client.send(request)
+                line = "  accepted  \(example.name)  (apns-id \(response.apnsID))"
+            } catch let error as APNsClientError {
+                failed += 1
+                line = "  NOT SENT  \(example.name): \(error.message)"
+            } catch {
+                failed += 1
+                line = "  NOT SENT  \(example.name): \(error)"
+            }
+            print(line)
+            fflush(nil)
+        }
+        await client.shutdown()
+        print("""
+
+            Open \(inbox) to see them on the device. Send your own payload to the same mock:
+              herald send payload.json --token \(Self.token.hex) --topic \(Self.topic) \\
+                  --host \(host) --port \(server.port) --ca-file \(caFile) \\
+                  --p8 \(keyFile) --key-id \(Self.keyID) --team-id \(Self.teamID)
+            """)
+        fflush(nil)
+        if once {
+            await server.stop()
+        } else {
+            print("Serving until Ctrl-C.")
+            fflush(nil)
+            let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+            print("herald demo: stopped")
+        }
+        if failed > 0 { throw ExitStatus.failure }
+    }
+
+    /// The example payloads of Apple's documents ("Generating a remote notification" listings 1
+    /// to 3, and the examples of "Examples of JSON Payloads" in the older Local and Remote
+    /// Notification Programming Guide), compacted.
+    static let examples: [(name: String, json: String)] = [
+        ("an alert with title and subtitle", #"{"aps":{"alert":{"title":"Game Request","subtitle":"Five Card Draw","body":"Bob wants to play poker"},"category":"GAME_INVITATION"},"gameID":"12345678"}"#),
+        ("a badge and a sound", #"{"aps":{"badge":9,"sound":"bingbong.aiff"},"messageID":"ABCDEFGHIJ"}"#),
+        ("a localized alert (loc-key and loc-args)", #"{"aps":{"alert":{"loc-key":"GAME_PLAY_REQUEST_FORMAT","loc-args":["Shelly","Rick"]}}}"#),
+        ("a plain string alert", #"{"aps":{"alert":"Message received from Bob"},"acme2":["bang","whiz"]}"#),
+        ("an alert with a custom action button", #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker","action-loc-key":"PLAY"},"badge":5},"acme1":"bar","acme2":["bang","whiz"]}"#),
+        ("an alert, badge and sound", #"{"aps":{"alert":"You got your emails.","badge":9,"sound":"bingbong.aiff"},"acme1":"bar","acme2":42}"#),
+        ("a localized alert with a sound", #"{"aps":{"alert":{"loc-key":"GAME_PLAY_REQUEST_FORMAT","loc-args":["Jenna","Frank"]},"sound":"chime.aiff"},"acme":"foo"}"#),
+    ]
+}

@@ -1,0 +1,64 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HeraldJSON
+import HeraldTestSupport
+import Testing
+
+/// `herald demo` as a newcomer runs it: it starts, sends the examples through the client, prints
+/// a `herald send` command that works when pasted, serves the inbox, and stops on SIGTERM.
+@Suite(.serialized) struct DemoCommandTests {
+    @Test func demoSendsTheExamplesAndItsCommandWorksAsPasted() async throws {
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
+        process.arguments = ["demo", "--port", "0", "--api-port", "0", "--dir", directory.path("demo")]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text = ""
+        let handle = output.fileHandleForReading
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !text.contains("Serving until Ctrl-C."), ContinuousClock.now < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(text.contains("Serving until Ctrl-C."), "\(text)")
+        let accepted = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") }
+        #expect(accepted.count == 7, "\(text)")
+        #expect(!text.contains("NOT SENT"))
+
+        // The printed command, as pasted into a shell (with this build's binary and a payload file).
+        let start = try #require(text.range(of: "  herald send payload.json"))
+        let command = text[start.lowerBound...].split(separator: "\n").prefix(3).joined(separator: "\n")
+        #expect(command.contains("--p8 \(directory.path("demo"))/AuthKey_HERALDDEMO.p8"))
+        let pasted = command
+            .replacingOccurrences(of: "herald send payload.json", with: "'\(Fixtures.heraldBinary)' send '\(Fixtures.url("seeds/legacy-example-3.json").path)'")
+        let sent = try ExternalTools.execute("/bin/sh", ["-c", pasted], timeout: .seconds(60))
+        #expect(sent.status == 0, "\(pasted)\n\(sent.stderr)")
+        #expect(String(decoding: sent.stdout, as: UTF8.self).contains(" accepted apns-id "))
+
+        // The inbox's API holds the seven examples and the pasted one, rendered.
+        let inbox = try #require(text.firstMatch(of: /the inbox is (http:\/\/127\.0\.0\.1:\d+\/)/)?.output.1)
+        let (page, _) = try await URLSession.shared.data(from: URL(string: "\(inbox)")!)
+        #expect(String(decoding: page, as: UTF8.self).contains("<title>Herald inbox</title>"))
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "\(inbox)api/v1/notifications")!)
+        let values = try ExternalTools.pythonJSON(Array(data), [
+            "d['total']", "sorted(set(n['status'] for n in d['notifications']))",
+            "[n['rendered']['title'] for n in d['notifications'] if n['rendered'] and n['rendered']['title']]",
+        ])
+        #expect(values[0] == "8")
+        #expect(values[1] == "[200]")
+        #expect(values[2].contains("\"Game Request\""))
+
+        process.terminate()  // SIGTERM
+        let stopped = ContinuousClock.now + .seconds(20)
+        while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+        #expect(String(decoding: handle.readDataToEndOfFile(), as: UTF8.self).contains("herald demo: stopped"))
+    }
+}
