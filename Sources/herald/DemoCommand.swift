@@ -69,15 +69,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.channelPort = 0
         configuration.transport = .generatedTLS
         configuration.keys = [key.publicKey]
-        var logger = Logger(label: "herald.demo")
-        logger.logLevel = .warning
-        let server: MockAPNsServer
-        do {
-            server = try MockAPNsServer(configuration: configuration, logger: logger)
-            try await server.start()
-        } catch {
-            throw UsageError(message: "cannot start the mock: \(error) (is the port in use? --port 0 --api-port 0 picks free ones)")
-        }
+        let (server, logger) = try await MockCommand.start(configuration, label: "herald.demo")
         let folder = dir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-demo-\(server.port)")
         let keyFile = (folder as NSString).appendingPathComponent("AuthKey_\(Self.keyID).p8")
         let caFile = (folder as NSString).appendingPathComponent("herald-mock-ca.pem")

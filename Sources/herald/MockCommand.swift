@@ -134,15 +134,7 @@ struct MockCommand: AsyncParsableCommand {
         var settings = try ConfigFile(path: config)
         settings.override(with: self)
         let configuration = try settings.makeConfiguration()
-        var logger = Logger(label: "herald.mock")
-        logger.logLevel = .warning
-        let server: MockAPNsServer
-        do {
-            server = try MockAPNsServer(configuration: configuration, logger: logger)
-            try await server.start()
-        } catch {
-            throw UsageError(message: "cannot start the mock: \(error)")
-        }
+        let (server, logger) = try await Self.start(configuration, label: "herald.mock")
         var trustFile: String?
         if let pem = server.trustRootPEM {
             let path = settings.caOut ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-mock-ca-\(server.port).pem")
@@ -159,6 +151,19 @@ struct MockCommand: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         print("herald mock: stopped")
+    }
+
+    /// Starts a mock for a command (warnings only in its log), or says why it cannot.
+    static func start(_ configuration: MockConfiguration, label: String) async throws -> (MockAPNsServer, Logger) {
+        var logger = Logger(label: label)
+        logger.logLevel = .warning
+        do {
+            let server = try MockAPNsServer(configuration: configuration, logger: logger)
+            try await server.start()
+            return (server, logger)
+        } catch {
+            throw UsageError(message: "cannot start the mock: \(error) (is a port in use? port 0 picks a free one)")
+        }
     }
 
     /// What the mock listens on, what it trusts and verifies, and a request to paste.

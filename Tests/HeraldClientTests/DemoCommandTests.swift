@@ -11,22 +11,8 @@ import Testing
 @Suite(.serialized) struct DemoCommandTests {
     @Test func demoSendsTheExamplesAndItsCommandWorksAsPasted() async throws {
         let directory = try TemporaryDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
-        process.arguments = ["demo", "--port", "0", "--api-port", "0", "--dir", directory.path("demo")]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var text = ""
-        let handle = output.fileHandleForReading
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !text.contains("Serving until Ctrl-C."), ContinuousClock.now < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let demo = try RunningProgram(Fixtures.heraldBinary, ["demo", "--port", "0", "--api-port", "0", "--dir", directory.path("demo")])
+        let text = demo.read(until: "Serving until Ctrl-C.")
         #expect(text.contains("Serving until Ctrl-C."), "\(text)")
         let accepted = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") }
         #expect(accepted.count == 7, "\(text)")
@@ -55,10 +41,8 @@ import Testing
         #expect(values[1] == "[200]")
         #expect(values[2].contains("\"Game Request\""))
 
-        process.terminate()  // SIGTERM
-        let stopped = ContinuousClock.now + .seconds(20)
-        while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning && process.terminationStatus == 0)
-        #expect(String(decoding: handle.readDataToEndOfFile(), as: UTF8.self).contains("herald demo: stopped"))
+        let (status, rest) = try await demo.stop()
+        #expect(status == 0)
+        #expect(rest.contains("herald demo: stopped"))
     }
 }

@@ -96,24 +96,10 @@ import Testing
 
     @Test func heraldMockCommandStartsPrintsAndStopsOnSIGTERM() async throws {
         let herald = Fixtures.heraldBinary
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: herald)
         let directory = try TemporaryDirectory()
-        process.arguments = ["mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", directory.path("ca.pem"), "--fault", "status=503,topic=broken.app"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let mock = try RunningProgram(herald, ["mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", directory.path("ca.pem"), "--fault", "status=503,topic=broken.app"])
         // Read the banner until the curl example's last line.
-        var banner = ""
-        let handle = output.fileHandleForReading
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !banner.contains("/3/device/"), ContinuousClock.now < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        let banner = mock.read(until: "/3/device/", timeout: .seconds(30))
         #expect(banner.contains("herald mock: sandbox APNs on https://127.0.0.1:"))
         #expect(banner.contains("NOT verified"), "no --key: the start-up says signatures are not checked")
         #expect(banner.contains("fault 1    status=503/ServiceUnavailable,topic=broken.app"))
@@ -123,12 +109,8 @@ import Testing
         let command = String(banner[start.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
         let sh = try ExternalTools.execute("/bin/sh", ["-c", command.replacingOccurrences(of: "curl --http2", with: "curl -s -o /dev/null -w %{http_code} --max-time 10 --http2")], timeout: .seconds(30))
         #expect(String(decoding: sh.stdout, as: UTF8.self) == "200", "\(command)\n\(sh.stderr)")
-        process.terminate()  // SIGTERM
-        let stopped = ContinuousClock.now + .seconds(20)
-        while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning)
-        #expect(process.terminationStatus == 0)
-        let rest = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        let (status, rest) = try await mock.stop()
+        #expect(status == 0)
         #expect(rest.contains("herald mock: stopped"))
     }
 
