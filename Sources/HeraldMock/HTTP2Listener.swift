@@ -298,7 +298,32 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         streams[id] = answered
         resolveCertificate(context: context)
         let request = IncomingRequest(fields: pending.fields, body: pending.body, bodyByteCount: pending.byteCount, listener: listener)
-        let plan = core.handle(request, connection: &state)
+        var plan = core.handle(request, connection: &state)
+        if let stored = plan.stored {
+            // With a database, the answer goes out once the request's row is committed: what a
+            // sender is told was received survives a crash. A failed write answers 500.
+            plan.stored = nil
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            stored.hop(to: context.eventLoop).whenComplete { result in
+                let (handler, context) = bound.value
+                guard handler.context != nil else { return }
+                var plan = plan
+                if case .failure = result, plan.response != nil {
+                    plan.response = MockResponse(
+                        status: 500, headers: [(APNsHeader.contentType, "application/json")],
+                        body: Array(#"{"reason":"InternalServerError"}"#.utf8))
+                }
+                handler.answer(plan, stream: id, context: context)
+                context.flush()
+            }
+            return
+        }
+        answer(plan, stream: id, context: context)
+        needsFlush = true
+    }
+
+    /// Carries out a plan now, or after its delay.
+    private func answer(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
         if let delay = plan.delay {
             let nanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -310,7 +335,6 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             }
         } else {
             perform(plan, stream: id, context: context)
-            needsFlush = true
         }
     }
 

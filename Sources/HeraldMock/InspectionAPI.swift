@@ -75,6 +75,12 @@ struct InspectionAPI {
         router.get("/api/v1/notifications") { request, _ in
             let parameters = request.uri.queryParameters
             let query = try Self.query { parameters[Substring($0)].map(String.init) }
+            if let database = core.database.withLock({ $0 }) {
+                // Filters, search and paging run in the database; its rows are the API's JSON.
+                let result = try await database.query(query)
+                let text = #"{"total":\#(result.total),"count":\#(result.json.count),"notifications":["# + result.json.joined(separator: ",") + "]}"
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+            }
             let result = core.store.query(query)
             return Self.json([
                 "total": .number(JSONNumber(result.total)), "count": .number(JSONNumber(result.records.count)),
@@ -83,11 +89,15 @@ struct InspectionAPI {
         }
         router.get("/api/v1/notifications/{id}") { _, context in
             let id = context.parameters.get("id") ?? ""
+            if let database = core.database.withLock({ $0 }) {
+                guard let text = try await database.record(id: id) else { return Self.error(.notFound, "no recorded request has apns-id or id \(id)") }
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+            }
             guard let record = core.store.record(id: id) else { return Self.error(.notFound, "no recorded request has apns-id or id \(id)") }
             return Self.json(record.jsonValue)
         }
         router.delete("/api/v1/notifications") { _, _ in
-            server.clearNotifications()
+            try await server.clearNotificationsAndDatabase()
             return Response(status: .noContent)
         }
         router.get("/api/v1/devices") { _, _ in

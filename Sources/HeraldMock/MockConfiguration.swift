@@ -108,6 +108,15 @@ public struct MockConfiguration: Sendable {
     public var leniency: Leniency = .default
     /// How many requests the store keeps (the newest); older ones are dropped.
     public var storeCapacity: Int = 10_000
+    /// An SQLite file that keeps every request across restarts (`nil`, the default: memory
+    /// only). Each request's answer waits until its row is committed; the API reads from it.
+    public var databasePath: String? = nil
+    /// How many requests the database keeps (the newest).
+    public var databaseKeepCount: Int = 100_000
+    /// Requests older than this are deleted from the database (`nil`: kept whatever their age).
+    public var databaseMaximumAge: Duration? = nil
+    /// Tests only: each database write waits this long first (a slow disk).
+    var databaseWriteDelay: Duration? = nil
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` once a connection is authenticated (token auth starts
     /// at 1 until a valid token is seen).
     public var maximumConcurrentStreams: Int = 1000

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import HeraldAuth
 import HeraldDevice
 import HeraldJSON
@@ -36,6 +37,8 @@ struct Plan: Sendable {
     var lowerStreams: Int?
     /// The connection's first valid provider token: raise `SETTINGS_MAX_CONCURRENT_STREAMS`.
     var raiseStreams = false
+    /// With a database: completes when the request's row is committed (the answer waits).
+    var stored: EventLoopFuture<Void>?
 }
 
 /// One connection's authentication state. Owned by the connection (its event loop).
@@ -70,6 +73,8 @@ final class MockCore: Sendable {
     let faults = FaultTable()
     let events = EventHub()
     let metrics = MockMetrics()
+    /// The persistent store, when the server was started with a database.
+    let database = Mutex<DatabaseStore?>(nil)
     private let requestSequence = Atomic<Int>(0)
     private let connectionSequence = Atomic<Int>(0)
 
@@ -151,17 +156,26 @@ final class MockCore: Sendable {
         case .channels: manageChannel(&outcome, connection: &connection, plan: &plan)
         }
         plan.response = outcome.response
-        record(outcome, connection: connection)
+        plan.stored = record(outcome, connection: connection)
         return plan
     }
 
-    /// Stores the record, counts it, and tells event-stream readers.
-    private func record(_ outcome: Outcome, connection: ConnectionState) {
+    /// New request ids continue after `id` (the highest a database holds).
+    func continueIDs(after id: Int) {
+        _ = requestSequence.compareExchange(expected: 0, desired: id, ordering: .relaxed)
+    }
+
+    /// Stores the record, counts it, and tells event-stream readers; with a database, returns
+    /// when its row is committed.
+    private func record(_ outcome: Outcome, connection: ConnectionState) -> EventLoopFuture<Void>? {
         let id = requestSequence.add(1, ordering: .relaxed).newValue
         let record = outcome.record(id: id, connection: connection.id)
         store.append(record)
-        metrics.count(record)
-        if events.hasSubscribers { events.publish(.received(record)) }
+        defer {
+            metrics.count(record)
+            if events.hasSubscribers { events.publish(.received(record)) }
+        }
+        return database.withLock { $0 }?.insert(record)
     }
 
     // MARK: Device and broadcast pushes

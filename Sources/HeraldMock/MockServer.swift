@@ -40,6 +40,8 @@ public final class MockAPNsServer: Service, Sendable {
         var apns: any Channel
         var channels: (any Channel)?
         var api: InspectionAPI.Handle?
+        var database: DatabaseStore?
+        var retention: Task<Void, Never>?
     }
 
     /// Makes a server (it does not listen until ``start()``). With the default transport a
@@ -63,6 +65,44 @@ public final class MockAPNsServer: Service, Sendable {
     /// Binds the APNs, channel-management and API ports.
     public func start() async throws {
         guard running.withLock({ $0 == nil }) else { return }
+        var database: DatabaseStore?
+        var retention: Task<Void, Never>?
+        if let path = configuration.databasePath {
+            let store = try await DatabaseStore.open(
+                path: path,
+                retention: .init(
+                    count: max(1, configuration.databaseKeepCount), age: configuration.databaseMaximumAge,
+                    writeDelay: configuration.databaseWriteDelay),
+                logger: logger)
+            core.continueIDs(after: try await store.highestID())
+            core.database.withLock { $0 = store }
+            database = store
+            // Retention, applied continuously (once a second).
+            let now = configuration.now
+            let logger = logger
+            retention = Task {
+                while !Task.isCancelled {
+                    do {
+                        try await store.prune(now: now())
+                    } catch {
+                        logger.warning("pruning the database failed", metadata: ["error": "\(error)"])
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+        do {
+            let (apns, channelListener, api) = try await bindListeners()
+            running.withLock { $0 = Running(apns: apns, channels: channelListener, api: api, database: database, retention: retention) }
+        } catch {
+            retention?.cancel()
+            core.database.withLock { $0 = nil }
+            await database?.close()
+            throw error
+        }
+    }
+
+    private func bindListeners() async throws -> (any Channel, (any Channel)?, InspectionAPI.Handle?) {
         let group = MultiThreadedEventLoopGroup.singleton
         let sslContext = try makeSSLContext()
         var acceptsAny = false
@@ -84,7 +124,7 @@ public final class MockAPNsServer: Service, Sendable {
         if let apiPort = configuration.apiPort {
             api = try await InspectionAPI(server: self).start(host: configuration.host, port: apiPort, logger: logger)
         }
-        running.withLock { $0 = Running(apns: apns, channels: channelListener, api: api) }
+        return (apns, channelListener, api)
     }
 
     private func makeSSLContext() throws -> NIOSSLContext? {
@@ -121,6 +161,10 @@ public final class MockAPNsServer: Service, Sendable {
         // Event-stream readers first, so the API's graceful shutdown has no stream to wait for.
         core.events.finishAll()
         await current.api?.stop()
+        current.retention?.cancel()
+        await current.retention?.value
+        core.database.withLock { $0 = nil }
+        await current.database?.close()
     }
 
     /// Starts, waits for graceful shutdown (SIGINT/SIGTERM under a `ServiceGroup`), and stops.
@@ -242,8 +286,19 @@ public final class MockAPNsServer: Service, Sendable {
     }
 
     /// Forgets recorded requests (devices, faults and channels stay).
+    /// With a database, its rows are deleted in the background.
     public func clearNotifications() {
         core.store.clear()
+        if let database = core.database.withLock({ $0 }) {
+            Task { try? await database.clear() }
+        }
+        core.events.publish(.cleared)
+    }
+
+    /// Forgets recorded requests, in memory and in the database, before returning.
+    func clearNotificationsAndDatabase() async throws {
+        core.store.clear()
+        try await core.database.withLock({ $0 })?.clear()
         core.events.publish(.cleared)
     }
 

@@ -51,7 +51,7 @@ struct MockCommand: AsyncParsableCommand {
               --fault 'delay=2s,probability=0.1'
 
             --config FILE reads a JSON object with any of: host, port, apiPort, channelPort, \
-            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, idleTimeout, unregistered \
+            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, db, dbKeep, dbMaxAge, idleTimeout, unregistered \
             (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}). \
             Flags given on the command line win.
 
@@ -64,6 +64,7 @@ struct MockCommand: AsyncParsableCommand {
                   --key-id ABC123DEFG --team-id DEF123GHIJ
               herald mock --unregistered \\
                   740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
+              herald mock --db pushes.db --db-keep 50000 --db-max-age 168   # a week, across restarts
             """
     )
 
@@ -126,6 +127,15 @@ struct MockCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("store-limit"), help: ArgumentHelp("How many requests to keep for the API (default 10000; the newest are kept).", valueName: "N"))
     var storeLimit: Int?
+
+    @Option(name: .customLong("db"), help: ArgumentHelp("Keep every request in this SQLite file across restarts (created if missing); each answer waits until its request is committed.", valueName: "FILE"))
+    var db: String?
+
+    @Option(name: .customLong("db-keep"), help: ArgumentHelp("With --db: how many requests the file keeps (default 100000; the newest).", valueName: "N"))
+    var dbKeep: Int?
+
+    @Option(name: .customLong("db-max-age"), help: ArgumentHelp("With --db: delete requests older than this many hours (default: kept whatever their age).", valueName: "HOURS"))
+    var dbMaxAge: Double?
 
     @Option(help: ArgumentHelp("A JSON configuration file (keys above).", valueName: "FILE"))
     var config: String?
@@ -193,6 +203,9 @@ struct MockCommand: AsyncParsableCommand {
         } else {
             for key in configuration.keys { lines.append("  key        \(key.keyID) (team \(key.teamID)): signatures verified") }
         }
+        if let path = configuration.databasePath {
+            lines.append("  database   \(path)  (kept across restarts: the newest \(configuration.databaseKeepCount)\(configuration.databaseMaximumAge.map { ", none older than \(Int($0.components.seconds / 3600)) h" } ?? ""))")
+        }
         lines.append("  strict     \(configuration.strict ? "on: undocumented cases are rejected" : "off (see herald mock --help)")")
         for rule in server.faults { lines.append("  fault \(rule.id)    \(rule.rule)") }
         // A request that works as pasted: a token from a throwaway key (signatures are not checked
@@ -233,6 +246,9 @@ struct ConfigFile {
     var strict: Bool?
     var storeLimit: Int?
     var idleTimeout: Double?
+    var db: String?
+    var dbKeep: Int?
+    var dbMaxAge: Double?
     var auth: String?
     var clientCA: [String] = []
     var acceptAnyClientCertificate: Bool?
@@ -286,6 +302,11 @@ struct ConfigFile {
             case "caOut": caOut = try string()
             case "strict": strict = try bool()
             case "storeLimit": storeLimit = try int()
+            case "db": db = try string()
+            case "dbKeep": dbKeep = try int()
+            case "dbMaxAge":
+                guard let number = value.numberValue, let hours = Double(number.text) else { throw fail(key, "a number of hours") }
+                dbMaxAge = hours
             case "idleTimeout":
                 guard let number = value.numberValue, let seconds = Double(number.text) else { throw fail(key, "a number of seconds") }
                 idleTimeout = seconds
@@ -320,6 +341,9 @@ struct ConfigFile {
         caOut = flags.caOut ?? caOut
         if flags.strict { strict = true }
         storeLimit = flags.storeLimit ?? storeLimit
+        db = flags.db ?? db
+        dbKeep = flags.dbKeep ?? dbKeep
+        dbMaxAge = flags.dbMaxAge ?? dbMaxAge
         idleTimeout = flags.idleTimeout ?? idleTimeout
         auth = flags.auth ?? auth
         clientCA += flags.clientCA
@@ -381,6 +405,20 @@ struct ConfigFile {
         if let storeLimit {
             guard storeLimit >= 1 else { throw UsageError(message: "--store-limit must be at least 1") }
             configuration.storeCapacity = storeLimit
+        }
+        if let db {
+            guard !db.isEmpty else { throw UsageError(message: "--db needs a file name") }
+            configuration.databasePath = db
+        }
+        if let dbKeep {
+            guard dbKeep >= 1 else { throw UsageError(message: "--db-keep must be at least 1") }
+            guard db != nil else { throw UsageError(message: "--db-keep needs --db FILE") }
+            configuration.databaseKeepCount = dbKeep
+        }
+        if let dbMaxAge {
+            guard dbMaxAge > 0 else { throw UsageError(message: "--db-max-age must be a positive number of hours") }
+            guard db != nil else { throw UsageError(message: "--db-max-age needs --db FILE") }
+            configuration.databaseMaximumAge = .milliseconds(Int64(dbMaxAge * 3_600_000))
         }
         if let idleTimeout {
             guard idleTimeout > 0 else { throw UsageError(message: "--idle-timeout must be a positive number of seconds") }

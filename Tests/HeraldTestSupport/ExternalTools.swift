@@ -128,8 +128,8 @@ public enum ExternalTools {
     }
 
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
-    public static func python(_ script: String, stdin: [UInt8] = []) throws -> [UInt8] {
-        try run(require("python3", package: "python3"), ["-c", script], stdin: stdin)
+    public static func python(_ script: String, arguments: [String] = [], stdin: [UInt8] = []) throws -> [UInt8] {
+        try run(require("python3", package: "python3"), ["-c", script] + arguments, stdin: stdin)
     }
 
     /// Parses `json` with Python's `json` module (strict: no trailing data, `NaN` refused) and
