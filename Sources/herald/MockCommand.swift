@@ -171,6 +171,8 @@ struct MockCommand: AsyncParsableCommand {
             let server = try MockAPNsServer(configuration: configuration, logger: logger)
             try await server.start()
             return (server, logger)
+        } catch let error as MockDatabaseError {
+            throw UsageError(message: "cannot start the mock: \(error)")
         } catch {
             throw UsageError(message: "cannot start the mock: \(error) (is a port in use? port 0 picks a free one)")
         }
