@@ -33,6 +33,7 @@ let package = Package(
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
         .library(name: "HeraldAuthTestSupport", targets: ["HeraldAuthTestSupport"]),
+        .library(name: "HeraldClientTestSupport", targets: ["HeraldClientTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -94,7 +95,6 @@ let package = Package(
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -126,6 +126,11 @@ let package = Package(
         // The provider-token properties, shared by HeraldAuthTests and the FuzzProviderToken fuzzer.
         .target(name: "HeraldAuthTestSupport", dependencies: ["HeraldAuth", "HeraldProtocol"], path: "Tests/HeraldAuthTestSupport"),
         .testTarget(name: "HeraldAuthTests", dependencies: ["HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport", "HeraldAuthTestSupport"]),
+        // The HTTP/2 session's properties, shared by HeraldClientTests and the FuzzHTTP2Client fuzzer.
+        .target(
+            name: "HeraldClientTestSupport",
+            dependencies: ["HeraldClient", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Tests/HeraldClientTestSupport"),
         .testTarget(
             name: "HeraldMockTests",
             dependencies: [
@@ -140,6 +145,7 @@ let package = Package(
             name: "HeraldClientTests",
             dependencies: [
                 "herald", "HeraldClient", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport",
+                "HeraldClientTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -17,5 +17,6 @@ let package = Package(
         .executableTarget(name: "FuzzFormatter", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzPreview", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzProviderToken", dependencies: [.product(name: "HeraldAuthTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzHTTP2Client", dependencies: [.product(name: "HeraldClientTestSupport", package: "Herald")]),
     ]
 )

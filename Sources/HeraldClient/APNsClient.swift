@@ -7,7 +7,6 @@ import HeraldProtocol
 import Logging
 import Metrics
 import NIOCore
-import NIOHPACK
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -156,20 +155,7 @@ public final class APNsClient: Sendable {
                     message: "not sent: APNs would answer \(reason.statusAndReason): \(errors.first.map { "\($0.message)" } ?? "")"))
             }
         }
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(12)
-        headers.add(name: ":method", value: "POST")
-        headers.add(name: ":scheme", value: configuration.plaintext ? "http" : "https")
-        for field in request.headers.fields where field.name != "authorization" && field.name != ":method" {
-            switch field.name {
-            case ":path", APNsHeader.id:
-                headers.add(name: field.name, value: field.value, indexing: .nonIndexable)
-            default:
-                headers.add(name: field.name, value: field.value)
-            }
-            if field.name == ":path" { headers.add(name: ":authority", value: pool.endpoint.host) }
-        }
-        return await perform(headers: headers, body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
+        return await perform(RequestHead(headers: request.headers), body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
             .map { answer, attempts in
                 APNsResponse(
                     apnsID: answer.apnsID ?? apnsID ?? "", uniqueID: answer.uniqueID, requestID: answer.requestID,
@@ -211,7 +197,7 @@ public final class APNsClient: Sendable {
     /// Sends until an answer that ends the request, a failure that may not be retried, the
     /// attempts run out or the deadline passes.
     func perform(
-        headers: HPACKHeaders, body: ByteBuffer, on pool: ConnectionPool, apnsID: String?, token: DeviceToken?,
+        _ head: RequestHead, body: ByteBuffer, on pool: ConnectionPool, apnsID: String?, token: DeviceToken?,
         timeout: Duration? = nil
     ) async -> Result<(Answer, Int), APNsClientError> {
         if closed.isClosed {
@@ -242,7 +228,7 @@ public final class APNsClient: Sendable {
             do {
                 let connection = try await pool.lease(deadline: deadline)
                 attempts += 1
-                outcome = await connection.perform(headers: headers, body: body, deadline: deadline)
+                outcome = await connection.perform(head, body: body, deadline: deadline)
             } catch {
                 attempts += 1
                 outcome = .failed(error)
@@ -392,7 +378,7 @@ public final class APNsClient: Sendable {
     /// Creates a broadcast channel for `bundleID` and returns its identifier.
     public func createChannel(bundleID: String, storesMessages: Bool = false) async throws(APNsClientError) -> String {
         let body = "{\"message-storage-policy\":\(storesMessages ? 1 : 0),\"push-type\":\"LiveActivity\"}"
-        let response = try await manageChannels(method: "POST", path: APNsPath.channels(bundleID: bundleID), channelID: nil, body: Array(body.utf8))
+        let response = try await manageChannels(method: .post, path: APNsPath.channels(bundleID: bundleID), channelID: nil, body: Array(body.utf8))
         guard let id = response.channelID else {
             throw APNsClientError(.rejected, status: response.status, message: "the server created a channel but sent no apns-channel-id")
         }
@@ -401,31 +387,26 @@ public final class APNsClient: Sendable {
 
     /// Reads a channel's settings.
     public func channel(_ id: String, bundleID: String) async throws(APNsClientError) -> Channel {
-        let response = try await manageChannels(method: "GET", path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
+        let response = try await manageChannels(method: .get, path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
         let policy = (try? JSONDocument(parsing: response.body))?.root["message-storage-policy"]?.int64Value ?? 0
         return Channel(id: id, storesMessages: policy == 1)
     }
 
     /// Deletes a channel.
     public func deleteChannel(_ id: String, bundleID: String) async throws(APNsClientError) {
-        _ = try await manageChannels(method: "DELETE", path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
+        _ = try await manageChannels(method: .delete, path: APNsPath.channels(bundleID: bundleID), channelID: id, body: [])
     }
 
     /// The identifiers of every channel of `bundleID`.
     public func channelIDs(bundleID: String) async throws(APNsClientError) -> [String] {
-        let response = try await manageChannels(method: "GET", path: APNsPath.allChannels(bundleID: bundleID), channelID: nil, body: [])
+        let response = try await manageChannels(method: .get, path: APNsPath.allChannels(bundleID: bundleID), channelID: nil, body: [])
         guard let list = (try? JSONDocument(parsing: response.body))?.root["channels"], list.kind == .array else { return [] }
         return list.elements.compactMap(\.stringValue)
     }
 
-    private func manageChannels(method: String, path: String, channelID: String?, body: [UInt8]) async throws(APNsClientError) -> APNsResponse {
-        var headers = HPACKHeaders()
-        headers.add(name: ":method", value: method)
-        headers.add(name: ":scheme", value: configuration.plaintext ? "http" : "https")
-        headers.add(name: ":path", value: path)
-        headers.add(name: ":authority", value: channelPool.endpoint.host)
-        if let channelID { headers.add(name: APNsHeader.channelID, value: channelID) }
-        let result = await perform(headers: headers, body: ByteBuffer(bytes: body), on: channelPool, apnsID: nil, token: nil)
+    private func manageChannels(method: RequestHead.Method, path: String, channelID: String?, body: [UInt8]) async throws(APNsClientError) -> APNsResponse {
+        let head = RequestHead(method: method, headers: APNsRequestHeaders(channelID: channelID), path: path)
+        let result = await perform(head, body: ByteBuffer(bytes: body), on: channelPool, apnsID: nil, token: nil)
         switch result {
         case .success(let (answer, attempts)):
             return APNsResponse(

@@ -1,12 +1,30 @@
 import HeraldAuth
+import HeraldProtocol
 import NIOCore
-import NIOHPACK
-import NIOHTTP2
+
+/// What a request asks for, before a connection writes it as a header block.
+struct RequestHead: Sendable {
+    enum Method: Sendable {
+        case post, get, delete
+    }
+
+    var method: Method
+    /// The APNs headers; their target gives the `:path` of a push. The connection adds
+    /// `authorization` with its own provider token.
+    var headers: APNsRequestHeaders
+    /// The `:path` when it is not a push's (channel management).
+    var path: String?
+
+    init(method: Method = .post, headers: APNsRequestHeaders, path: String? = nil) {
+        self.method = method
+        self.headers = headers
+        self.path = path
+    }
+}
 
 /// One attempt of a request on one connection.
 struct Attempt {
-    /// Pseudo-headers and APNs headers, without `authorization` (the connection adds its token).
-    var headers: HPACKHeaders
+    var head: RequestHead
     var body: ByteBuffer
     var deadline: NIODeadline
     var continuation: UnsafeContinuation<AttemptOutcome, Never>

@@ -2,8 +2,8 @@ import Foundation
 import HeraldAuth
 import Logging
 import NIOCore
+import HeraldProtocol
 import NIOHPACK
-import NIOHTTP2
 import NIOSSL
 import NIOTLS
 import Synchronization
@@ -82,17 +82,21 @@ final class ConnectionGauge: Sendable {
 }
 
 /// One HTTP/2 connection to APNs: opens a stream per attempt within the server's limit, queues
-/// the rest, matches answers to attempts, and ends each attempt exactly once. Lives on the
-/// connection's event loop.
+/// the rest, matches answers to attempts, and ends each attempt exactly once. The protocol is
+/// ``HTTP2ClientSession``'s; this handler is the APNs side (tokens, attempts, deadlines, retiring
+/// the connection) and lives on the connection's event loop.
 final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    // @unchecked: every member is touched only on the channel's event loop (the pool reaches the
+    // handler through NIOLoopBound).
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// One attempt on this connection, held by reference so that the answer's fields are filled
     /// in place.
-    private final class Pending {
+    final class Pending {
         let attempt: Attempt
-        var stream: HTTP2StreamID?
+        let id: Int
+        var stream: Int32?
         var token: ProviderToken?
         var status = 0
         var apnsID: String?
@@ -100,8 +104,6 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         var requestID: String?
         var channelID: String?
         var body: [UInt8] = []
-
-        let id: Int
 
         init(attempt: Attempt, id: Int) {
             self.attempt = attempt
@@ -111,6 +113,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     struct Settings {
         var authority: String
+        var plaintext: Bool
         var token: SharedProviderToken?
         var idleTimeout: TimeAmount?
         var pingInterval: TimeAmount?
@@ -123,28 +126,26 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     let ready: EventLoopPromise<Void>
     private let settings: Settings
     private var context: ChannelHandlerContext?
+    private var session: HTTP2ClientSession<Pending>
     private var pending: [Int: Pending] = [:]
-    private var streams: [HTTP2StreamID: Pending] = [:]
     private var waiting = CircularBuffer<Int>()
     private var nextAttemptID = 0
-    private var nextStreamID: Int32 = 1
-    private var openStreams = 0
-    private var maximumStreams = 1
+    private var started = false
     private var settingsReceived = false
     private var goingAway = false
     private var closed = false
     private var flushScheduled = false
-    private var unacknowledged = 0
     private var tokenState = ConnectionTokenState()
     private var lastActivity = NIODeadline.now()
     private var pingOutstanding: NIODeadline?
     private var timers: [RepeatedTask] = []
     private var closeReason = "the connection closed"
 
-    init(settings: Settings, gauge: ConnectionGauge, ready: EventLoopPromise<Void>) {
+    init(settings: Settings, gauge: ConnectionGauge, ready: EventLoopPromise<Void>, allocator: ByteBufferAllocator) {
         self.settings = settings
         self.gauge = gauge
         self.ready = ready
+        session = HTTP2ClientSession(allocator: allocator)
     }
 
     // MARK: Submitting
@@ -152,7 +153,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     /// Takes an attempt (on the event loop). It is written when a stream is free.
     func submit(_ attempt: Attempt) {
         lastActivity = .now()
-        guard let context, !goingAway, !closed else {
+        guard context != nil, !goingAway, !closed else {
             attempt.continuation.resume(returning: .failed(.notSent(closed ? closeReason : "the connection is going away")))
             gauge.load.subtract(1, ordering: .relaxed)
             return
@@ -166,15 +167,10 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Opens streams for waiting attempts while the server allows.
     private func startWaiting() {
-        guard let context else { return }
-        while openStreams < maximumStreams, settingsReceived, !goingAway, let id = waiting.popFirst() {
+        guard context != nil, settingsReceived, !goingAway else { return }
+        while session.canOpenStream, let id = waiting.popFirst() {
             guard let entry = pending[id] else { continue }  // expired while waiting
-            if nextStreamID > Int32.max - 2 {
-                retire("stream identifiers are used up")
-                finish(id, .failed(.notSent("stream identifiers are used up")))
-                continue
-            }
-            var headers = entry.attempt.headers
+            var bearer: String?
             if let shared = settings.token {
                 guard let token = tokenState.current(from: shared, now: settings.now()) else {
                     // This connection can neither keep its token nor change it yet: a new
@@ -184,40 +180,94 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
                     continue
                 }
                 entry.token = token
-                headers.add(name: "authorization", value: tokenState.bearer)
+                bearer = tokenState.bearer
             }
-            let stream = HTTP2StreamID(nextStreamID)
-            nextStreamID += 2
-            entry.stream = stream
-            streams[stream] = entry
-            openStreams += 1
-            let hasBody = entry.attempt.body.readableBytes > 0
-            let promise = context.eventLoop.makePromise(of: Void.self)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: !hasBody)))), promise: promise)
-            if hasBody {
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(entry.attempt.body), endStream: true)))), promise: nil)
+            let head = entry.attempt.head
+            let authority = settings.authority
+            let scheme = settings.plaintext ? HPACKRequestEncoder.Static.schemeHTTP : HPACKRequestEncoder.Static.schemeHTTPS
+            entry.stream = session.openStream(entry, body: entry.attempt.body) { encoder, buffer in
+                Self.writeHeaders(head, scheme: scheme, authority: authority, bearer: bearer, encoder: &encoder, into: &buffer)
             }
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            promise.futureResult.whenFailure { error in
-                let handler = bound.value
-                if handler.streams.removeValue(forKey: stream) != nil {
-                    handler.openStreams -= 1
-                    handler.finish(id, .failed(.notSent("the request could not be written: \(error)")))
-                }
+        }
+        if session.nextStreamID >= Int32.max - 1, !goingAway {
+            retire("stream identifiers are used up")
+        }
+        scheduleFlush()
+    }
+
+    /// The request's header block: pseudo-headers, then the APNs headers, those that repeat from
+    /// request to request kept in the server's table.
+    static func writeHeaders(
+        _ head: RequestHead, scheme: Int, authority: String, bearer: String?,
+        encoder: inout HPACKRequestEncoder, into buffer: inout ByteBuffer
+    ) {
+        typealias Static = HPACKRequestEncoder.Static
+        switch head.method {
+        case .post: encoder.writeStatic(Static.methodPOST, into: &buffer)
+        case .get: encoder.writeStatic(Static.methodGET, into: &buffer)
+        case .delete: encoder.writeIndexed(name: ":method", staticName: Static.methodGET, value: "DELETE", into: &buffer)
+        }
+        encoder.writeStatic(scheme, into: &buffer)
+        let fields = head.headers
+        if let path = head.path {
+            encoder.writeLiteral(staticName: Static.path, value: path, into: &buffer)
+        } else {
+            switch fields.target {
+            case .device(let token)?: encoder.writePath(APNsPath.devicePrefix, token.hex, into: &buffer)
+            case .broadcast(let bundleID)?: encoder.writePath(APNsPath.broadcastPrefix, bundleID, into: &buffer)
+            case nil: encoder.writeLiteral(staticName: Static.path, value: "/", into: &buffer)
             }
-            scheduleFlush()
+        }
+        encoder.writeIndexed(name: ":authority", staticName: Static.authority, value: authority, into: &buffer)
+        if let bearer {
+            encoder.writeIndexed(name: APNsHeader.authorization, staticName: Static.authorization, value: bearer, into: &buffer)
+        }
+        if let pushType = fields.pushType {
+            encoder.writeIndexed(name: APNsHeader.pushType, value: pushType.rawValue, into: &buffer)
+        }
+        if let apnsID = fields.apnsID {
+            encoder.writeLiteral(name: APNsHeader.id, value: apnsID.uuidString, into: &buffer)
+        }
+        if let expiration = fields.expiration {
+            encoder.writeLiteral(name: APNsHeader.expiration, value: expiration.headerValue, into: &buffer)
+        }
+        if let priority = fields.priority {
+            encoder.writeIndexed(name: APNsHeader.priority, value: priority.headerValue, into: &buffer)
+        }
+        if let topic = fields.topic {
+            encoder.writeIndexed(name: APNsHeader.topic, value: topic, into: &buffer)
+        }
+        if let collapseID = fields.collapseID {
+            encoder.writeLiteral(name: APNsHeader.collapseID, value: collapseID.value, into: &buffer)
+        }
+        if let channelID = fields.channelID {
+            encoder.writeIndexed(name: APNsHeader.channelID, value: channelID, into: &buffer)
         }
     }
 
+    /// Writes and flushes what the session queued, once per event-loop tick.
     private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
+        guard !flushScheduled, let context, session.hasOutput else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute {
             let handler = bound.value
             handler.flushScheduled = false
-            handler.context?.flush()
+            handler.flushNow()
         }
+    }
+
+    private func flushNow() {
+        guard let context, session.hasOutput else { return }
+        context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: nil)
+    }
+
+    /// Closes once the queued frames (a GOAWAY) are written: closing at once would drop them.
+    private func flushAndClose(_ context: ChannelHandlerContext) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: written)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     /// Ends an attempt once: resumes its task and frees its place in the load.
@@ -235,14 +285,13 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         var expired: [Pending] = []
         for entry in pending.values where entry.attempt.deadline <= now { expired.append(entry) }
         for entry in expired {
-            if let stream = entry.stream, streams.removeValue(forKey: stream) != nil {
-                openStreams -= 1
-                context?.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.cancel))), promise: nil)
-                scheduleFlush()
-            }
+            if let stream = entry.stream { _ = session.resetStream(stream, code: .cancel) }
             finish(entry.id, .failed(.deadline))
         }
-        if !expired.isEmpty { startWaiting() }
+        if !expired.isEmpty {
+            startWaiting()
+            if goingAway { closeIfDrained() }
+        }
     }
 
     /// How often deadlines are checked: they fire at most this late.
@@ -251,91 +300,85 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.payload {
-        case .headers(let headers):
-            guard let entry = streams[frame.streamID] else { return }
-            for header in headers.headers {
+        var bytes = unwrapInboundIn(data)
+        session.receive(&bytes)
+        do {
+            while let event = try session.nextEvent() {
+                handle(event)
+            }
+        } catch {
+            settings.logger.debug("HTTP/2 connection error", metadata: ["error": "\(error)"])
+            closeReason = "\(error)"
+            flushAndClose(context)
+        }
+    }
+
+    private func handle(_ event: HTTP2ClientSession<Pending>.Event) {
+        switch event {
+        case .headers(_, let entry, let headers, let endStream):
+            for header in headers {
                 let name = header.name
                 if name == ":status" {
+                    // 1xx answers are interim; the final status replaces them.
                     entry.status = Int(header.value) ?? 0
                 } else if name.utf8.count > 5, name.hasPrefix("apns-") {
                     switch name {
-                    case "apns-id": entry.apnsID = header.value
-                    case "apns-unique-id": entry.uniqueID = header.value
-                    case "apns-request-id": entry.requestID = header.value
-                    case "apns-channel-id": entry.channelID = header.value
+                    case APNsHeader.id: entry.apnsID = header.value
+                    case APNsHeader.uniqueID: entry.uniqueID = header.value
+                    case APNsHeader.requestID: entry.requestID = header.value
+                    case APNsHeader.channelID: entry.channelID = header.value
                     default: break
                     }
                 }
             }
-            if headers.endStream { complete(frame.streamID) }
-        case .data(let data):
-            if case .byteBuffer(let buffer) = data.data {
-                unacknowledged += buffer.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
-                if let entry = streams[frame.streamID], entry.body.count < 65_536 {
-                    entry.body.append(contentsOf: buffer.readableBytesView)
-                }
-            }
-            if data.endStream { complete(frame.streamID) }
-        case .rstStream(let code):
-            guard let entry = streams.removeValue(forKey: frame.streamID) else { return }
-            openStreams -= 1
+            if endStream { complete(entry) }
+        case .data(_, let entry, let data, let endStream):
+            if entry.body.count < 65_536 { entry.body.append(contentsOf: data.readableBytesView.prefix(65_536 - entry.body.count)) }
+            if endStream { complete(entry) }
+        case .reset(_, let entry, let code):
             finish(entry.id, .failed(code == .refusedStream ? .notSent("the server refused the stream") : .reset(code)))
-            startWaiting()
-        case .settings(.settings(let values)):
-            for setting in values where setting.parameter == .maxConcurrentStreams {
-                maximumStreams = setting.value
-                gauge.capacity.store(setting.value, ordering: .relaxed)
-            }
-            if !settingsReceived {
+            afterStreamEnded()
+        case .settings(let first):
+            gauge.capacity.store(min(session.peerMaximumStreams, Int(Int32.max)), ordering: .relaxed)
+            if first {
                 settingsReceived = true
                 lastActivity = .now()
-                if !values.contains(where: { $0.parameter == .maxConcurrentStreams }) {
-                    maximumStreams = 100
-                    gauge.capacity.store(100, ordering: .relaxed)
-                }
                 ready.succeed()
             }
             startWaiting()
-        case .ping(_, ack: true):
+        case .pingAcknowledged:
             pingOutstanding = nil
-        case .goAway(let lastStreamID, let code, let opaque):
-            let reason = opaque.flatMap { Self.reason(in: $0) } ?? "\(code)"
+        case .goAway(let lastStreamID, let code, let debugData):
+            let reason = Self.reason(in: debugData) ?? "\(code)"
             settings.logger.debug("GOAWAY from the server", metadata: ["reason": "\(reason)", "last-stream-id": "\(lastStreamID)"])
             retire("the server sent GOAWAY (\(reason))")
-            for (stream, entry) in streams where stream > lastStreamID {
-                streams.removeValue(forKey: stream)
-                openStreams -= 1
+            for entry in session.abandonStreams(above: lastStreamID) {
                 finish(entry.id, .failed(.notSent("the server sent GOAWAY (\(reason)) before processing it")))
             }
             closeIfDrained()
-        default:
-            break
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if unacknowledged >= 16_384 {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unacknowledged))), promise: nil)
-            unacknowledged = 0
-            scheduleFlush()
-        }
+        // Acknowledgements and window updates go out with the next flush, in this tick.
+        scheduleFlush()
         context.fireChannelReadComplete()
     }
 
-    private func complete(_ stream: HTTP2StreamID) {
-        guard let entry = streams.removeValue(forKey: stream) else { return }
-        openStreams -= 1
+    private func complete(_ entry: Pending) {
         lastActivity = .now()
         let answer = Answer(
             status: entry.status, apnsID: entry.apnsID, uniqueID: entry.uniqueID, requestID: entry.requestID,
             channelID: entry.channelID, body: entry.body)
-        finish(entry.id, .answered(answer, token: entry.token))
+        finish(entry.id, entry.status == 0 ? .failed(.reset(.protocolError)) : .answered(answer, token: entry.token))
+        afterStreamEnded()
+    }
+
+    private func afterStreamEnded() {
         if goingAway { closeIfDrained() } else { startWaiting() }
     }
 
-    /// `{"reason":"Shutdown"}` in a GOAWAY's opaque data.
+    /// `{"reason":"Shutdown"}` in a GOAWAY's debug data.
     static func reason(in buffer: ByteBuffer) -> String? {
         guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes),
               let range = text.range(of: "\"reason\":\"") else { return nil }
@@ -362,31 +405,47 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
         if let interval = settings.pingInterval {
             let timeout = settings.pingTimeout
+            let eventLoop = context.eventLoop
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
                 let handler = bound.value
-                guard let context = handler.context, !handler.closed else { return }
+                guard handler.context != nil, !handler.closed, handler.settingsReceived else { return }
                 if let sent = handler.pingOutstanding {
-                    if NIODeadline.now() - sent >= timeout {
-                        handler.closeReason = "the server did not answer a PING within \(timeout)"
-                        handler.settings.logger.info("closing a connection: \(handler.closeReason)")
-                        context.close(promise: nil)
-                    }
+                    if NIODeadline.now() - sent >= timeout { handler.closeAfterUnansweredPing(timeout) }
                     return
                 }
                 handler.pingOutstanding = .now()
-                context.writeAndFlush(handler.wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 1), ack: false))), promise: nil)
+                handler.session.ping(1)
+                handler.flushNow()
                 // The answer is awaited at the next tick, or sooner if the timeout is shorter.
                 if timeout < interval {
-                    context.eventLoop.scheduleTask(in: timeout) {
+                    eventLoop.scheduleTask(in: timeout) {
                         let handler = bound.value
-                        if handler.pingOutstanding != nil, !handler.closed {
-                            handler.closeReason = "the server did not answer a PING within \(timeout)"
-                            handler.context?.close(promise: nil)
-                        }
+                        if handler.pingOutstanding != nil, !handler.closed { handler.closeAfterUnansweredPing(timeout) }
                     }
                 }
             })
         }
+        // Added after a proxy's tunnel opened: the channel is already active.
+        if context.channel.isActive { start(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    /// The connection preface (TLS holds it back until the handshake is done).
+    private func start(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        session.start()
+        flushNow()
+    }
+
+    private func closeAfterUnansweredPing(_ timeout: TimeAmount) {
+        closeReason = "the server did not answer a PING within \(timeout)"
+        settings.logger.info("closing a connection: \(closeReason)")
+        context?.close(promise: nil)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -411,10 +470,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         ready.fail(AttemptFailure.connectFailed(closeReason))
         for timer in timers { timer.cancel() }
         timers = []
-        let written = streams
-        streams = [:]
-        openStreams = 0
-        for (_, entry) in written { finish(entry.id, .failed(.connectionLost(closeReason))) }
+        for entry in session.removeAllStreams() { finish(entry.id, .failed(.connectionLost(closeReason))) }
         for id in Array(pending.keys) { finish(id, .failed(.notSent(closeReason))) }
         waiting.removeAll()
         context.fireChannelInactive()
@@ -436,10 +492,12 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
     }
 
-    /// Closes a retired connection once its streams have ended.
+    /// Closes a retired connection once its streams have ended, after telling the server.
     private func closeIfDrained() {
-        guard goingAway, streams.isEmpty, !closed else { return }
-        context?.close(promise: nil)
+        guard goingAway, session.openStreamCount == 0, !closed, let context else { return }
+        closed = true
+        session.goAway(code: .noError)
+        flushAndClose(context)
     }
 
     /// Retires the connection and closes it when its streams end (on the event loop).

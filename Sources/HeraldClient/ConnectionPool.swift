@@ -2,8 +2,6 @@ import Foundation
 import HeraldAuth
 import Logging
 import NIOCore
-import NIOHPACK
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -21,9 +19,9 @@ final class PooledConnection: Sendable {
     }
 
     /// Sends one attempt and waits for its outcome. The caller has counted it in the load.
-    func perform(headers: HPACKHeaders, body: ByteBuffer, deadline: NIODeadline) async -> AttemptOutcome {
+    func perform(_ head: RequestHead, body: ByteBuffer, deadline: NIODeadline) async -> AttemptOutcome {
         await withUnsafeContinuation { continuation in
-            let attempt = Attempt(headers: headers, body: body, deadline: deadline, continuation: continuation)
+            let attempt = Attempt(head: head, body: body, deadline: deadline, continuation: continuation)
             let handler = self.handler
             channel.eventLoop.execute { handler.value.submit(attempt) }
         }
@@ -138,12 +136,12 @@ final class ConnectionPool: Sendable {
         let ready = eventLoop.makePromise(of: Void.self)
         let gauge = ConnectionGauge()
         let handlerSettings = APNsClientConnectionHandler.Settings(
-            authority: endpoint.host, token: token,
+            authority: endpoint.host, plaintext: configuration.plaintext, token: token,
             idleTimeout: configuration.idleTimeout.map { .nanoseconds($0.nanoseconds) },
             pingInterval: configuration.pingInterval.map { .nanoseconds($0.nanoseconds) },
             pingTimeout: .nanoseconds(configuration.pingTimeout.nanoseconds),
             now: configuration.now, logger: configuration.logger)
-        let handler = APNsClientConnectionHandler(settings: handlerSettings, gauge: gauge, ready: ready)
+        let handler = APNsClientConnectionHandler(settings: handlerSettings, gauge: gauge, ready: ready, allocator: ByteBufferAllocator())
         let sslContext = self.sslContext
         let endpoint = self.endpoint
         let proxy = configuration.proxy
@@ -160,16 +158,6 @@ final class ConnectionPool: Sendable {
                         let hostname = Self.isIPAddress(endpoint.host) ? nil : endpoint.host
                         protocolHandlers.append(try NIOSSLClientHandler(context: sslContext, serverHostname: hostname))
                     }
-                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-                    // The client writes its own header blocks from the typed model, and reads
-                    // only a few fields of APNs' answers: NIO's per-field validation is skipped.
-                    connectionConfiguration.headerBlockValidation = .disabled
-                    connectionConfiguration.initialSettings = [
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024),
-                    ]
-                    protocolHandlers.append(NIOHTTP2Handler(mode: .client, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
                     protocolHandlers.append(handler)
                     if let proxy {
                         // The TLS and HTTP/2 handlers join once the proxy's tunnel is up.

@@ -9,6 +9,8 @@ Proxy-Authorization header, if any) for each tunnel. With --refuse every CONNECT
 import asyncio
 import sys
 
+from loopback import serve
+
 refuse = "--refuse" in sys.argv
 
 
@@ -41,11 +43,4 @@ async def handle(reader, writer):
     await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
 
 
-async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
-    async with server:
-        await asyncio.sleep(60)
-
-
-asyncio.run(main())
+serve(handle)

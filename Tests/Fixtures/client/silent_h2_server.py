@@ -10,6 +10,8 @@ import asyncio
 import h2.config
 import h2.connection
 
+from loopback import serve
+
 
 async def handle(reader, writer):
     print("connection", flush=True)
@@ -25,11 +27,4 @@ async def handle(reader, writer):
         pass
 
 
-async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
-    async with server:
-        await asyncio.sleep(60)
-
-
-asyncio.run(main())
+serve(handle)
