@@ -152,7 +152,6 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Takes an attempt (on the event loop). It is written when a stream is free.
     func submit(_ attempt: Attempt) {
-        lastActivity = .now()
         guard context != nil, !goingAway, !closed else {
             attempt.continuation.resume(returning: .failed(.notSent(closed ? closeReason : "the connection is going away")))
             gauge.load.subtract(1, ordering: .relaxed)
@@ -360,13 +359,14 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // Once per read burst rather than per answer: the idle timeout counts in seconds.
+        lastActivity = .now()
         // Acknowledgements and window updates go out with the next flush, in this tick.
         scheduleFlush()
         context.fireChannelReadComplete()
     }
 
     private func complete(_ entry: Pending) {
-        lastActivity = .now()
         let answer = Answer(
             status: entry.status, apnsID: entry.apnsID, uniqueID: entry.uniqueID, requestID: entry.requestID,
             channelID: entry.channelID, body: entry.body)
