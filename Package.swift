@@ -5,7 +5,8 @@
 // Layers (each imports only the layers below it, see ENGINEERING.md §1):
 //
 //   herald (CLI)
-//   HeraldMock, HeraldClient        (SwiftNIO, HTTP/2, TLS; the mock adds Hummingbird)
+//   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
+//   HeraldClient                    (SwiftNIO, TLS, its own HTTP/2 client session)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldLint, HeraldDevice
 //   HeraldLocalization
@@ -76,6 +77,8 @@ let package = Package(
             name: "HeraldMock",
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth",
+                // Releasing a stored notification to Apple or another mock sends it with the client.
+                "HeraldClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -145,7 +148,7 @@ let package = Package(
             name: "HeraldClientTests",
             dependencies: [
                 "herald", "HeraldClient", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport",
-                "HeraldClientTestSupport",
+                "HeraldClientTestSupport", "HeraldLocalization",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),

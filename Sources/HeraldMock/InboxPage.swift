@@ -1,9 +1,10 @@
 /// The web inbox `herald mock` serves at `/` on its API port: one page, its style and script
 /// inline (no CDN; it works offline), built on the REST API and the live event stream.
 enum InboxPage {
-    /// The page. The script reads `/api/v1/status`, `/api/v1/notifications` and `/api/v1/faults`,
-    /// follows `/api/v1/events`, and renders everything with `textContent` (never `innerHTML`
-    /// with request data), so a payload cannot inject markup.
+    /// The page. The script reads `/api/v1/status`, `/api/v1/notifications`, `/api/v1/devices`
+    /// and `/api/v1/faults`, follows `/api/v1/events`, resends and releases through the API, and
+    /// renders everything with `textContent` (never `innerHTML` with request data), so a payload
+    /// cannot inject markup.
     static let html = #"""
 <!doctype html>
 <html lang="en">
@@ -59,6 +60,14 @@ mark { background: #ffe08a; color: #1c1c1e; }
 .wakes { font-size: .75rem; background: rgba(0,0,0,.25); border-radius: 10px; padding: .3rem .5rem; }
 .phone button { background: rgba(255,255,255,.9); color: #1c1c1e; font-size: .8rem; margin-top: .4rem; }
 .empty { color: var(--muted); }
+.phone label { display: block; font-size: .75rem; text-align: center; margin: 0 0 .5rem; }
+.phone select { font-size: .75rem; background: rgba(255,255,255,.9); color: #1c1c1e; border: 0; border-radius: 6px; padding: .1rem .3rem; }
+.phone .gone { background: rgba(179,38,30,.85); border-radius: 10px; padding: .3rem .5rem; font-size: .75rem; margin: 0 0 .5rem; }
+.activity { border-left: 4px solid #34c759; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
+.actions label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }
+.actions input { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: .25rem .4rem; min-width: 16rem; font-family: ui-monospace, monospace; font-size: .8rem; }
+#message { margin: 0; font-size: .9rem; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 </style>
 </head>
@@ -66,10 +75,11 @@ mark { background: #ffe08a; color: #1c1c1e; }
 <header>
   <h1>Herald inbox</h1>
   <p id="server">Connecting…</p>
+  <p id="message" role="status" aria-live="polite"></p>
   <button id="clear" type="button">Clear all</button>
   <button id="theme" type="button" aria-pressed="false">Dark appearance</button>
 </header>
-<section class="filters" aria-label="Filters">
+<section class="filters" role="search" aria-label="Filters">
   <label>Status <select id="f-status"><option value="">All</option><option value="accepted">Accepted</option><option value="rejected">Rejected</option></select></label>
   <label>Push type <select id="f-type"><option value="">All</option></select></label>
   <label>Topic <input id="f-topic" autocomplete="off"></label>
@@ -89,6 +99,7 @@ mark { background: #ffe08a; color: #1c1c1e; }
   <section class="panel" aria-labelledby="devices-h">
     <h2 id="devices-h">Devices</h2>
     <div id="devices" class="devices"><p class="empty">Devices appear with their first notification.</p></div>
+    <p id="no-strings" class="meta">Devices render in the mock's language. Start herald mock with --bundle DIR (or --strings FILE) to see them in each of the app's languages.</p>
   </section>
   <section class="panel" aria-labelledby="faults-h">
     <h2 id="faults-h">Faults</h2>
@@ -104,7 +115,7 @@ mark { background: #ffe08a; color: #1c1c1e; }
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
-const state = { records: new Map(), selected: null, status: null, faults: [] };
+const state = { records: new Map(), selected: null, status: null, faults: [], devices: [], languages: new Map() };
 const pushTypes = ["alert", "background", "voip", "complication", "fileprovider", "mdm", "location", "liveactivity", "pushtotalk", "widgets", "controls"];
 for (const type of pushTypes) { const o = document.createElement("option"); o.value = type; o.textContent = type; $("f-type").append(o); }
 
@@ -161,78 +172,139 @@ function renderList() {
       el("span", { class: "preview" }, previewText(r) || "(no text)")))));
 }
 
-function renderDevices() {
-  const byToken = new Map();
-  for (const r of newestFirst().reverse()) if (r.kind === "device" && r.deviceToken) {
-    if (!byToken.has(r.deviceToken)) byToken.set(r.deviceToken, []);
-    byToken.get(r.deviceToken).push(r);
+// Devices are the mock's own simulation (GET /api/v1/devices): Notification Center threads,
+// collapse-id replacement, the badge, silent wakes and Live Activities, each in the language
+// chosen for it (?lang=).
+async function loadDevices() {
+  const list = (await api("GET", "/api/v1/devices?limit=24")).devices || [];
+  const shown = [];
+  for (const device of list) {
+    const language = state.languages.get(device.token);
+    shown.push(language ? await api("GET", `/api/v1/devices/${device.token}?lang=${encodeURIComponent(language)}`) : device);
   }
-  const box = $("devices");
-  if (!byToken.size) { box.replaceChildren(el("p", { class: "empty" }, "Devices appear with their first notification.")); return; }
-  box.replaceChildren(...[...byToken.entries()].map(([token, records]) => {
-    const delivered = records.filter(accepted);
-    let badge = null;
-    const shown = new Map();  // collapse id or apns-id -> record: a later push with the same collapse id replaces the earlier
-    const wakes = [];
-    for (const r of delivered) {
-      const n = rendered(r);
-      if (typeof n.badge === "number") badge = n.badge;
-      if (n.presentation === "alert" || n.title || n.body) shown.set(r.collapseId ? "c:" + r.collapseId : "a:" + r.id, r);
-      else wakes.push(r);
-    }
-    const threads = new Map();
-    for (const r of [...shown.values()].sort((a, b) => b.id - a.id)) {
-      const key = rendered(r).threadIdentifier || "";
-      if (!threads.has(key)) threads.set(key, []);
-      threads.get(key).push(r);
-    }
-    const language = delivered.map((r) => rendered(r).language).find(Boolean);
-    return el("article", { class: "phone", "aria-label": `Device ${short(token)}` },
-      badge ? el("span", { class: "badge", "aria-label": `badge ${badge}` }, badge) : null,
-      el("p", { class: "clock", "aria-hidden": "true" }, new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
-      el("p", { class: "who" }, `${short(token)} · ${records[records.length - 1].topic || ""}${language ? " · " + language : ""}`),
-      ...[...threads.entries()].map(([thread, items]) => el("div", { class: "stack", "data-thread": thread || null },
-        cardFor(items[0]), items.length > 1 ? el("div", { class: "more" }, `+${items.length - 1} more in ${thread ? "thread " + thread : "this app"}`) : null)),
-      wakes.length ? el("div", { class: "wakes" }, `${wakes.length} silent wake${wakes.length === 1 ? "" : "s"}: ` + wakes.map((r) => new Date(r.receivedAt).toLocaleTimeString()).join(", ")) : null,
-      el("button", { type: "button", onclick: () => unregister(token) }, "Mark unregistered"));
-  }));
+  state.devices = shown;
+  renderDevices();
 }
-function cardFor(r) {
-  const n = rendered(r);
-  return el("div", { class: "card", role: "button", tabindex: "0", onclick: () => select(r.id), onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); select(r.id); } } },
-    el("div", { class: "app" }, n.appName || r.topic || "App"),
-    n.title ? el("div", { class: "t" }, n.title) : null,
-    n.subtitle ? el("div", {}, n.subtitle) : null,
-    n.body ? el("div", {}, n.body) : null);
+let devicesPending = null;
+function refreshDevices() {
+  if (devicesPending) return;
+  devicesPending = setTimeout(() => { devicesPending = null; loadDevices().catch((error) => say("Cannot read the devices: " + error.message)); }, 150);
 }
 
-function select(id) {
+function renderDevices() {
+  const box = $("devices");
+  if (!state.devices.length) { box.replaceChildren(el("p", { class: "empty" }, "Devices appear with their first notification.")); return; }
+  const languages = (state.status || {}).languages || [];
+  box.replaceChildren(...state.devices.map((d) => {
+    const chosen = state.languages.get(d.token) || "";
+    const select = el("select", { id: "lang-" + d.token, "aria-describedby": languages.length ? null : "no-strings",
+      onchange: (event) => { state.languages.set(d.token, event.target.value); loadDevices(); } },
+      el("option", { value: "" }, `App default (${(state.status || {}).language || "en"})`),
+      languages.map((l) => el("option", { value: l, selected: l === chosen ? true : null }, l)));
+    const stacks = (d.groups || []).map((g) => {
+      const items = g.notifications || [];
+      return el("div", { class: "stack", "data-thread": g.threadId || null },
+        cardFor(items[0].content, items[0].id, items[0].replacements),
+        items.length > 1 ? el("div", { class: "more" }, `+${items.length - 1} more in ${g.threadId ? "thread " + g.threadId : "this app"}`) : null);
+    });
+    const activities = (d.activities || []).map((a) => el("div", { class: "card activity" },
+      el("div", { class: "app" }, `Live Activity · ${a.ended ? "ended" : a.event || "active"}`),
+      el("div", {}, a.contentState ? Object.entries(a.contentState).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ") : "—")));
+    const wakes = d.backgroundWakeTimes || [];
+    return el("article", { class: "phone", "aria-label": `Device ${short(d.token)}` },
+      typeof d.badge === "number" && d.badge > 0 ? el("span", { class: "badge", "aria-label": `badge ${d.badge}` }, d.badge) : null,
+      el("p", { class: "clock", "aria-hidden": "true" }, new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
+      el("p", { class: "who" }, `${short(d.token)} · ${d.topic || ""} · ${d.deliveries} delivered`),
+      el("label", { for: "lang-" + d.token }, "Language ", select),
+      d.state === "unregistered" ? el("p", { class: "gone" }, `Unregistered since ${new Date(d.unregisteredAt).toLocaleString()}: pushes get 410`) : null,
+      ...stacks, ...activities,
+      !stacks.length && !activities.length ? el("p", { class: "who" }, "Nothing on the lock screen.") : null,
+      wakes.length ? el("div", { class: "wakes" }, `${wakes.length} silent wake${wakes.length === 1 ? "" : "s"}: ` + wakes.map((t) => new Date(t).toLocaleTimeString()).join(", ")) : null,
+      d.state === "unregistered"
+        ? el("button", { type: "button", onclick: () => reactivate(d.token) }, "Make active again")
+        : el("button", { type: "button", onclick: () => unregister(d.token) }, "Mark unregistered"));
+  }));
+}
+function cardFor(n, apnsId, replacements) {
+  n = n || {};
+  const open = () => selectByApnsId(apnsId);
+  return el("div", { class: "card", role: "button", tabindex: "0", "aria-label": `Open ${n.title || n.body || "notification"}`,
+    onclick: open, onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } } },
+    el("div", { class: "app" }, n.appName || "App"),
+    n.title ? el("div", { class: "t" }, n.title) : null,
+    n.subtitle ? el("div", {}, n.subtitle) : null,
+    n.body ? el("div", {}, n.body) : null,
+    replacements ? el("div", { class: "more" }, `replaced ${replacements} time${replacements === 1 ? "" : "s"} (collapse id)`) : null);
+}
+async function selectByApnsId(apnsId) {
+  if (!apnsId) return;
+  let r = [...state.records.values()].find((x) => x.apnsId === apnsId);
+  if (!r) { try { r = await api("GET", `/api/v1/notifications/${apnsId}`); add(r); } catch (error) { say(error.message); return; } }
+  select(r.id);
+}
+
+async function select(id) {
   state.selected = id;
   renderList();
-  const r = state.records.get(id);
+  let r = state.records.get(id);
   if (!r) return;
+  const language = r.deviceToken ? state.languages.get(r.deviceToken) : null;
+  if (language && r.rendered) {
+    try { r = await api("GET", `/api/v1/notifications/${r.id}?lang=${encodeURIComponent(language)}`); } catch (error) { say(error.message); }
+  }
   const n = rendered(r);
   const payloadText = r.payload === null ? "" : typeof r.payload === "string" ? r.payload : JSON.stringify(r.payload, null, 2);
   const pointers = new Set((r.findings || []).map((f) => f.pointer).filter(Boolean));
+  const pushed = r.kind === "device" || r.kind === "broadcast";
+  const release = (state.status || {}).release;
+  $("detail").dataset.record = String(r.id);
   $("detail-body").replaceChildren(...[
-    el("h3", {}, "On the device"),
-    r.kind === "device" && accepted(r) ? cardFor(r) : el("p", { class: "empty" }, accepted(r) ? "A broadcast: shown to the channel's subscribers." : "Not delivered: " + statusText(r)),
+    el("h3", {}, "On the device" + (language ? ` (${language})` : "")),
+    r.kind === "device" && accepted(r) ? cardFor(n, r.apnsId, 0) : el("p", { class: "empty" }, accepted(r) ? "A broadcast: shown to the channel's subscribers." : "Not delivered: " + statusText(r)),
     n.sound ? el("p", { class: "meta" }, `Sound: ${n.sound.name}${n.sound.critical ? " (critical)" : ""}`) : null,
     typeof n.badge === "number" ? el("p", { class: "meta" }, `Badge: ${n.badge}`) : null,
     el("h3", {}, "Answer"),
     el("p", {}, el("span", { class: "status " + (accepted(r) ? "accepted" : "rejected") }, statusText(r)), r.explanation ? " — " + r.explanation : "", el("br"),
       el("span", { class: "meta" }, `apns-id ${r.apnsId || "—"}${r.uniqueId ? " · apns-unique-id " + r.uniqueId : ""}${r.timestamp ? " · timestamp " + r.timestamp : ""}`)),
     el("h3", {}, "Request headers"),
-    el("table", {}, el("tbody", {}, (r.headers || []).map((h) => el("tr", {}, el("th", { scope: "row" }, h.name), el("td", {}, h.value))))),
+    el("table", {}, el("caption", { class: "sr-only" }, "Request headers"), el("tbody", {}, (r.headers || []).map((h) => el("tr", {}, el("th", { scope: "row" }, h.name), el("td", {}, h.value))))),
     el("h3", {}, `Payload (${r.payloadSize} of ${limitFor(r)} bytes)`),
-    el("pre", { "aria-label": "payload" }, highlight(payloadText, pointers)),
+    el("pre", { "aria-label": "payload", tabindex: "0" }, highlight(payloadText, pointers)),
     el("h3", {}, `Lint findings (${(r.findings || []).length})`),
     (r.findings || []).length ? el("ul", {}, r.findings.map((f) => el("li", { class: "finding " + f.severity },
       `${f.severity} ${f.rule}: ${f.message}`, f.pointer ? el("span", { class: "meta" }, ` at ${f.pointer}`) : null, f.header ? el("span", { class: "meta" }, ` (header ${f.header})`) : null)))
       : el("p", { class: "empty" }, "None."),
-    el("h3", {}, "Send it again"),
-    el("pre", { "aria-label": "herald send command" }, heraldCommand(r, payloadText)),
-    el("pre", { "aria-label": "curl command" }, curlCommand(r, payloadText))].filter((node) => node !== null));
+    pushed ? el("h3", {}, "Send it again") : null,
+    pushed ? el("div", { class: "actions" },
+      el("button", { type: "button", id: "resend", onclick: () => resend(r) }, "Resend to the mock"),
+      release
+        ? el("form", { class: "actions", id: "release-form", onsubmit: (event) => { event.preventDefault(); releaseTo(r); } },
+            r.kind === "device" ? el("label", { for: "release-token" }, "Device token", el("input", { id: "release-token", value: r.deviceToken || "", autocomplete: "off", spellcheck: "false" })) : null,
+            el("button", { type: "submit" }, `Release to ${release}`))
+        : el("p", { class: "meta" }, "Release to Apple or another mock: start herald mock with --release-to sandbox|production|HOST:PORT and its credentials."),
+      el("p", { id: "release-result", role: "status", "aria-live": "polite" })) : null,
+    el("pre", { "aria-label": "herald send command", tabindex: "0" }, heraldCommand(r, payloadText)),
+    el("pre", { "aria-label": "curl command", tabindex: "0" }, curlCommand(r, payloadText))].filter((node) => node !== null));
+}
+async function resend(r) {
+  try {
+    const sent = await api("POST", `/api/v1/notifications/${r.id}/resend`);
+    add(sent);
+    say(`Resent as request ${sent.id}: ${statusText(sent)} (apns-id ${sent.apnsId}).`);
+    renderAll();
+  } catch (error) { say("Resend failed: " + error.message); }
+}
+async function releaseTo(r) {
+  const input = $("release-token");
+  const body = input && input.value.trim() && input.value.trim() !== r.deviceToken ? { token: input.value.trim() } : {};
+  const result = $("release-result");
+  result.textContent = "Sending…";
+  try {
+    const outcome = await api("POST", `/api/v1/notifications/${r.id}/release`, body);
+    result.textContent = outcome.accepted
+      ? `${outcome.target} accepted it: apns-id ${outcome.apnsId}`
+      : `${outcome.target} did not accept it: ${outcome.status || ""} ${outcome.reason || ""} ${outcome.message}${outcome.advice ? " — " + outcome.advice : ""}`;
+  } catch (error) { result.textContent = "Release failed: " + error.message; }
 }
 function highlight(text, pointers) {
   if (!pointers.size) return text;
@@ -274,7 +346,9 @@ async function api(method, path, body) {
   if (!response.ok) throw new Error((value && value.error) || response.statusText);
   return value;
 }
-async function unregister(token) { await api("POST", `/api/v1/devices/${token}/unregister`); $("server").textContent = `Marked ${short(token)} unregistered: its next push gets 410 Unregistered.`; }
+function say(text) { $("message").textContent = text; }
+async function unregister(token) { await api("POST", `/api/v1/devices/${token}/unregister`); say(`Marked ${short(token)} unregistered: its next push gets 410 Unregistered.`); loadDevices(); }
+async function reactivate(token) { await api("POST", `/api/v1/devices/${token}/register`); say(`${short(token)} is active again.`); loadDevices(); }
 async function loadFaults() { state.faults = (await api("GET", "/api/v1/faults")).faults || []; renderFaults(); }
 function renderFaults() {
   $("faults").replaceChildren(...state.faults.map((f) => el("li", {}, el("code", {}, f.rule), " ",
@@ -285,7 +359,7 @@ $("fault-form").addEventListener("submit", async (event) => {
   try { await api("POST", "/api/v1/faults", { rule: $("fault-rule").value }); $("fault-rule").value = ""; $("fault-error").textContent = ""; loadFaults(); }
   catch (error) { $("fault-error").textContent = error.message; }
 });
-$("clear").addEventListener("click", async () => { await api("DELETE", "/api/v1/notifications"); state.records.clear(); state.selected = null; renderAll(); });
+$("clear").addEventListener("click", async () => { await api("DELETE", "/api/v1/notifications"); state.records.clear(); state.selected = null; renderAll(); say("Cleared every request."); });
 $("theme").addEventListener("click", () => {
   const dark = document.documentElement.dataset.theme !== "dark";
   document.documentElement.dataset.theme = dark ? "dark" : "light";
@@ -295,13 +369,14 @@ $("theme").addEventListener("click", () => {
 if (new URLSearchParams(location.search).get("theme") === "dark" || (!location.search.includes("theme=") && matchMedia("(prefers-color-scheme: dark)").matches)) $("theme").click();
 for (const id of ["f-status", "f-type", "f-topic", "f-token", "f-text"]) $(id).addEventListener("input", renderList);
 
-function renderAll() { renderList(); renderDevices(); document.body.dataset.count = String(state.records.size); }
+function renderAll() { renderList(); refreshDevices(); document.body.dataset.count = String(state.records.size); }
 function add(r) { state.records.set(r.id, r); }
 
 async function start() {
   state.status = await api("GET", "/api/v1/status");
   const s = state.status;
-  $("server").textContent = `Provider API ${s.providerURL} · ${s.environment} · ${s.transport} · ${s.authentication} auth`;
+  $("server").textContent = `Provider API ${s.providerURL} · ${s.environment} · ${s.transport} · ${s.authentication} auth` +
+    (s.languages && s.languages.length ? ` · app strings in ${s.languages.join(", ")}` : "") + (s.release ? ` · releases to ${s.release}` : "");
   const events = new EventSource("/api/v1/events");
   let pending = false;
   events.addEventListener("notification", (event) => {
@@ -311,6 +386,7 @@ async function start() {
   });
   events.addEventListener("cleared", () => { state.records.clear(); renderAll(); });
   events.addEventListener("open", () => { document.body.dataset.stream = "open"; });
+  $("no-strings").hidden = !!(s.languages && s.languages.length);
   const first = await api("GET", "/api/v1/notifications?limit=500");
   for (const r of first.notifications || []) add(r);
   renderAll();

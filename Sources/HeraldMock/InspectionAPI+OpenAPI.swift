@@ -14,6 +14,8 @@ extension InspectionAPI {
              "schema": ["type": .string(type)], "description": .string(description)]
         }
         let tokenParameter = parameter("token", in: "path", "string", "The device token in hex")
+        let idParameter = parameter("id", in: "path", "string", "apns-id or record id")
+        let languageParameter = parameter("lang", "string", "Render in this language (an app localization such as fr or pt-BR) instead of the mock's")
         func body(_ schema: JSONValue) -> JSONValue {
             ["required": true, "content": ["application/json": ["schema": schema]]]
         }
@@ -33,7 +35,10 @@ extension InspectionAPI {
                         parameter("token", "string", "Only this device token"), parameter("topic", "string", "Only this topic"),
                         parameter("status", "integer", "Only this status"), parameter("accepted", "boolean", "Only accepted (true) or rejected (false)"),
                         parameter("reason", "string", "Only this reason"), parameter("pushType", "string", "Only this push type"),
-                        parameter("kind", "string", "device, broadcast, channel or other"), parameter("q", "string", "Text in the payload, token, topic, reason or apns-id"),
+                        parameter("kind", "string", "device, broadcast, channel or other"),
+                        parameter("channelId", "string", "Only requests naming this broadcast channel"),
+                        parameter("q", "string", "Text in the payload, token, topic, reason or apns-id (ASCII letters in any case)"),
+                        languageParameter,
                     ],
                     "responses": ["200": jsonResponse("A page of records", ref("NotificationPage")), "400": error],
                 ],
@@ -41,12 +46,31 @@ extension InspectionAPI {
             ],
             "/api/v1/notifications/{id}": [
                 "get": [
-                    "summary": "One record, by apns-id or id", "parameters": [parameter("id", in: "path", "string", "apns-id or record id")],
+                    "summary": "One record, by apns-id or id", "parameters": [idParameter, languageParameter],
                     "responses": ["200": jsonResponse("The record", ref("Notification")), "404": error],
                 ],
             ],
+            "/api/v1/notifications/{id}/resend": [
+                "post": [
+                    "summary": "Send a recorded push to the mock again (judged, recorded and delivered anew, with a new apns-id)",
+                    "parameters": [idParameter],
+                    "responses": ["201": jsonResponse("The new record", ref("Notification")), "400": error, "404": error],
+                ],
+            ],
+            "/api/v1/notifications/{id}/release": [
+                "post": [
+                    "summary": "Send a recorded push to the release target (Apple with credentials, or another mock), to its device or another token",
+                    "parameters": [idParameter],
+                    "requestBody": ["required": false, "content": ["application/json": ["schema": object([("token", "string")])]]],
+                    "responses": ["200": jsonResponse("What the target answered", ref("Release")), "400": error, "404": error, "409": error],
+                ],
+            ],
             "/api/v1/devices": [
-                "get": ["summary": "Simulated devices", "responses": ["200": jsonResponse("Devices", ["type": "object"])]],
+                "get": [
+                    "summary": "Simulated devices, the most recently reached first",
+                    "parameters": [parameter("limit", "integer", "At most this many (default 1000)"), languageParameter],
+                    "responses": ["200": jsonResponse("Devices", ["type": "object"])],
+                ],
                 "post": [
                     "summary": "Register a device (or re-bind its topic and environment)",
                     "requestBody": body(object([("token", "string"), ("topic", "string"), ("environment", "string")], required: ["token"])),
@@ -54,7 +78,7 @@ extension InspectionAPI {
                 ],
             ],
             "/api/v1/devices/{token}": [
-                "get": ["summary": "A device's Notification Center", "parameters": [tokenParameter], "responses": ["200": jsonResponse("The device", ref("Device")), "404": error]],
+                "get": ["summary": "A device's Notification Center", "parameters": [tokenParameter, languageParameter], "responses": ["200": jsonResponse("The device", ref("Device")), "404": error]],
                 "delete": ["summary": "Forget a device", "parameters": [tokenParameter], "responses": ["204": noContent, "404": error]],
             ],
             "/api/v1/devices/{token}/unregister": [
@@ -107,6 +131,10 @@ extension InspectionAPI {
                     "NotificationPage": ["type": "object", "properties": ["total": ["type": "integer"], "count": ["type": "integer"], "notifications": ["type": "array", "items": ref("Notification")]]],
                     "Device": object([("token", "string"), ("topic", "string"), ("environment", "string"), ("state", "string"), ("badge", "integer")]),
                     "Fault": object([("id", "integer"), ("rule", "string")], required: ["id", "rule"]),
+                    "Release": object(
+                        [("target", "string"), ("accepted", "boolean"), ("status", "integer"), ("apnsId", "string"), ("reason", "string"),
+                         ("message", "string"), ("advice", "string")],
+                        required: ["target", "accepted", "message"]),
                 ],
             ],
         ]

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDevice
 import HeraldJSON
 import HeraldProtocol
 import Hummingbird
@@ -75,37 +76,68 @@ struct InspectionAPI {
         router.get("/api/v1/notifications") { request, _ in
             let parameters = request.uri.queryParameters
             let query = try Self.query { parameters[Substring($0)].map(String.init) }
-            if let database = core.database.withLock({ $0 }) {
-                // Filters, search and paging run in the database; its rows are the API's JSON.
-                let result = try await database.query(query)
-                let text = #"{"total":\#(result.total),"count":\#(result.json.count),"notifications":["# + result.json.joined(separator: ",") + "]}"
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
-            }
-            let result = core.store.query(query)
+            // Filters, search and paging run in the store (in SQL with a database).
+            let page = try await core.recordStore.page(query)
+            let renderer = core.renderer(for: parameters["lang"].map(String.init))
             return Self.json([
-                "total": .number(JSONNumber(result.total)), "count": .number(JSONNumber(result.records.count)),
-                "notifications": .array(result.records.map(\.jsonValue)),
+                "total": .number(JSONNumber(page.total)), "count": .number(JSONNumber(page.records.count)),
+                "notifications": .array(page.records.map { Self.value(of: $0, renderer: renderer) }),
             ])
         }
-        router.get("/api/v1/notifications/{id}") { _, context in
-            let id = context.parameters.get("id") ?? ""
-            if let database = core.database.withLock({ $0 }) {
-                guard let text = try await database.record(id: id) else { return Self.error(.notFound, "no recorded request has apns-id or id \(id)") }
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        router.get("/api/v1/notifications/{id}") { request, context in
+            let record = try await Self.record(core, context)
+            return Self.json(Self.value(of: record, renderer: core.renderer(for: request.uri.queryParameters["lang"].map(String.init))))
+        }
+        router.post("/api/v1/notifications/{id}/resend") { _, context in
+            let record = try await Self.record(core, context)
+            do {
+                let resent = try await server.resend(record)
+                return Self.json(Self.value(of: resent, renderer: core.renderer), status: .created)
+            } catch let error as MockResendError {
+                throw Self.badRequest(error.message)
             }
-            guard let record = core.store.record(id: id) else { return Self.error(.notFound, "no recorded request has apns-id or id \(id)") }
-            return Self.json(record.jsonValue)
+        }
+        router.post("/api/v1/notifications/{id}/release") { request, context in
+            var request = request
+            let record = try await Self.record(core, context)
+            let object = try await Self.body(&request, allowEmpty: true)
+            let token = try object["token"]?.stringValue.map(Self.parseToken)
+            guard server.releaser != nil else {
+                return Self.error(.conflict, "releasing is off: start herald mock with --release-to sandbox|production|HOST:PORT and the target's credentials")
+            }
+            do {
+                return Self.json(try await server.release(record, to: token).jsonValue)
+            } catch let error as MockResendError {
+                throw Self.badRequest(error.message)
+            }
         }
         router.delete("/api/v1/notifications") { _, _ in
             try await server.clearNotificationsAndDatabase()
             return Response(status: .noContent)
         }
-        router.get("/api/v1/devices") { _, _ in
-            Self.json(["devices": .array(server.devices.map(\.jsonValue))])
+        router.get("/api/v1/devices") { request, _ in
+            let parameters = request.uri.queryParameters
+            let limit = try Self.query { parameters[Substring($0)].map(String.init) }.limit
+            let language = parameters["lang"].map(String.init)
+            // The devices heard from most recently first.
+            var devices = server.devices.sorted { ($0.lastSeen ?? .distantPast) > ($1.lastSeen ?? .distantPast) }
+            let total = devices.count
+            devices = Array(devices.prefix(limit))
+            if let language, !language.isEmpty {
+                var rebuilt: [MockDevice] = []
+                for device in devices {
+                    rebuilt.append(try await DeviceReplay.rebuild(device, from: core.recordStore, renderer: core.renderer(for: language)))
+                }
+                devices = rebuilt
+            }
+            return Self.json(["total": .number(JSONNumber(total)), "devices": .array(devices.map(\.jsonValue))])
         }
-        router.get("/api/v1/devices/{token}") { _, context in
+        router.get("/api/v1/devices/{token}") { request, context in
             let token = try Self.token(context)
-            guard let device = server.device(token) else { return Self.error(.notFound, "no simulated device has token \(token.hex)") }
+            guard var device = server.device(token) else { return Self.error(.notFound, "no simulated device has token \(token.hex)") }
+            if let language = request.uri.queryParameters["lang"].map(String.init), !language.isEmpty {
+                device = try await DeviceReplay.rebuild(device, from: core.recordStore, renderer: core.renderer(for: language))
+            }
             return Self.json(device.jsonValue)
         }
         router.post("/api/v1/devices") { request, _ in
@@ -158,7 +190,7 @@ struct InspectionAPI {
             return Response(status: .noContent)
         }
         router.delete("/api/v1/faults") { _, _ in
-            core.faults.removeAll()
+            server.removeAllFaults()
             return Response(status: .noContent)
         }
         router.get("/api/v1/channels") { _, _ in
@@ -174,7 +206,7 @@ struct InspectionAPI {
             return Response(status: .noContent)
         }
         router.post("/api/v1/reset") { _, _ in
-            server.reset()
+            try await server.resetAndDatabase()
             return Response(status: .noContent)
         }
         router.get("/api/v1/events") { _, _ in
@@ -202,7 +234,7 @@ struct InspectionAPI {
             Self.json(Self.openAPIDocument)
         }
         router.get("/metrics") { _, _ in
-            let text = core.metrics.exposition(devices: core.devices.count, records: core.store.count)
+            let text = core.metrics.exposition(devices: core.devices.count, records: try await core.recordStore.count())
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
         return router
@@ -222,6 +254,22 @@ struct InspectionAPI {
 
     static func badRequest(_ message: String) -> HTTPError {
         HTTPError(.badRequest, message: message)
+    }
+
+    /// A record's JSON, rendered by `renderer` (the mock's own, or another language's).
+    static func value(of record: NotificationRecord, renderer: NotificationRenderer) -> JSONValue {
+        var record = record
+        record.renderer = renderer
+        return record.jsonValue
+    }
+
+    /// The record named by the route's `{id}` (an apns-id or a record id), or 404.
+    static func record(_ core: MockCore, _ context: BasicRequestContext) async throws -> NotificationRecord {
+        let id = context.parameters.get("id") ?? ""
+        guard let record = try await core.recordStore.find(id: id) else {
+            throw HTTPError(.notFound, message: "no recorded request has apns-id or id \(id)")
+        }
+        return record
     }
 
     static func parseToken(_ hex: String) throws -> DeviceToken {
@@ -257,6 +305,7 @@ struct InspectionAPI {
         query.reason = parameter("reason")
         query.pushType = parameter("pushType")
         query.kind = parameter("kind")
+        query.channelID = parameter("channelId")
         query.search = parameter("q")
         if let accepted = parameter("accepted") {
             guard let value = Bool(accepted) else { throw badRequest("accepted must be true or false") }
@@ -285,6 +334,10 @@ struct InspectionAPI {
             "keys": .array(configuration.keys.map { ["keyId": .string($0.keyID.rawValue), "teamId": .string($0.teamID.rawValue)] }),
             "verifiesSignatures": .bool(!configuration.keys.isEmpty), "strict": .bool(configuration.strict),
             "storeCapacity": .number(JSONNumber(configuration.storeCapacity)),
+            "database": configuration.databasePath.map { .string($0) } ?? .null,
+            "languages": .array(server.languages.map { .string($0) }),
+            "language": .string(server.core.renderer.localizer.language),
+            "release": server.releaser.map { .string($0.target.name) } ?? .null,
         ]
     }
 }

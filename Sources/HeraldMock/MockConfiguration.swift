@@ -1,5 +1,7 @@
 import Foundation
 import HeraldAuth
+import HeraldClient
+import HeraldLocalization
 import HeraldProtocol
 import NIOSSL
 
@@ -125,6 +127,15 @@ public struct MockConfiguration: Sendable {
     /// The longest a connection may stay without a request before the mock sends `GOAWAY` with
     /// `IdleTimeout`; `nil` never.
     public var idleTimeout: Duration? = nil
+    /// The app's strings (an app bundle, a project tree or one table, as `herald preview` reads
+    /// them): pushes render as the app would show them. `nil`: `loc-key`s show as the keys.
+    public var localization: LocalizationBundle? = nil
+    /// The languages devices render in, most preferred first. The API's `lang` shows a
+    /// notification or a device in another.
+    public var languages: [String] = ["en"]
+    /// Where the inbox's Release sends a stored notification: Apple with real credentials, or
+    /// another mock. `nil`: releasing is off.
+    public var releaseTarget: ReleaseTarget? = nil
     /// The clock (UNIX seconds); injectable for tests of token age.
     public var now: @Sendable () -> Date = Date.init
 
@@ -135,5 +146,27 @@ public struct MockConfiguration: Sendable {
     public var strict: Bool {
         get { leniency == .strict }
         set { leniency = newValue ? .strict : .default }
+    }
+}
+
+/// Where stored notifications are released to, as Mailpit releases a captured message to a real
+/// mail server: a server with credentials (an ``APNsClientConfiguration``) and the name the
+/// inbox shows.
+public struct ReleaseTarget: Sendable {
+    /// The name shown in the inbox (`Apple sandbox`, `127.0.0.1:2297`).
+    public var name: String
+    /// The client that sends: server, credentials, trusted CAs.
+    public var client: APNsClientConfiguration
+
+    /// A target; the name defaults to the server's.
+    public init(name: String? = nil, client: APNsClientConfiguration) {
+        self.client = client
+        self.name = name ?? {
+            switch client.server {
+            case .production: "Apple production (\(client.server.host))"
+            case .sandbox: "Apple sandbox (\(client.server.host))"
+            case .custom(let host, let port, _): "\(host):\(port)"
+            }
+        }()
     }
 }

@@ -39,6 +39,8 @@ struct Plan: Sendable {
     var raiseStreams = false
     /// With a database: completes when the request's row is committed (the answer waits).
     var stored: EventLoopFuture<Void>?
+    /// The id of the request's record.
+    var recordID: Int?
 }
 
 /// One connection's authentication state. Owned by the connection (its event loop).
@@ -53,6 +55,9 @@ struct ConnectionState: Sendable {
     /// The team bound by the first accepted push.
     var team: String?
     var streamsRaised = false
+    /// A push the mock sends itself (the inbox's Resend): its sender was authenticated when
+    /// it first came, and its record keeps no signature to check again.
+    var resent = false
 
     init(id: Int, certificate: APNsCertificateInfo? = nil) {
         self.id = id
@@ -67,7 +72,8 @@ final class MockCore: Sendable {
     let configuration: MockConfiguration
     let verifier: ProviderTokenVerifier
     let linter = Linter()
-    let store: any NotificationStore
+    /// The newest records in memory: what the embedding API reads, whatever else keeps them.
+    let store: MemoryRecordStore
     let devices: DeviceRegistry
     let channels = ChannelRegistry()
     let faults = FaultTable()
@@ -75,6 +81,9 @@ final class MockCore: Sendable {
     let metrics = MockMetrics()
     /// The persistent store, when the server was started with a database.
     let database = Mutex<DatabaseStore?>(nil)
+    /// What renders pushes: the app's strings in the mock's languages.
+    let renderer: NotificationRenderer
+    private let renderers = Mutex<[String: NotificationRenderer]>([:])
     private let requestSequence = Atomic<Int>(0)
     private let connectionSequence = Atomic<Int>(0)
 
@@ -86,8 +95,9 @@ final class MockCore: Sendable {
         verifier = ProviderTokenVerifier(
             keys: configuration.keys,
             options: .init(acceptsStringIssuedAt: configuration.leniency.acceptsStringIssuedAt))
-        store = MemoryNotificationStore(capacity: configuration.storeCapacity)
-        devices = DeviceRegistry(capacity: 10_000)
+        store = MemoryRecordStore(retention: RecordRetention(count: configuration.storeCapacity))
+        renderer = NotificationRenderer(bundle: configuration.localization, preferredLanguages: configuration.languages)
+        devices = DeviceRegistry(capacity: 10_000, renderer: renderer)
         for token in configuration.unregisteredTokens {
             _ = devices.register(token, topic: nil, environment: configuration.environment)
             devices.entry(token)?.state.withLock { $0.unregisteredAt = configuration.now() }
@@ -96,6 +106,39 @@ final class MockCore: Sendable {
     }
 
     func nextConnectionID() -> Int { connectionSequence.add(1, ordering: .relaxed).newValue }
+
+    /// Where the API reads records: the database when there is one, else memory.
+    var recordStore: any RecordStore { database.withLock { $0 } ?? store }
+
+    /// The renderer for `language` (the mock's own when `nil`): the app's strings looked up as
+    /// on a device whose first language is `language`.
+    func renderer(for language: String?) -> NotificationRenderer {
+        guard let language, !language.isEmpty else { return renderer }
+        return renderers.withLock { cache in
+            if let cached = cache[language] { return cached }
+            let made = NotificationRenderer(bundle: configuration.localization, preferredLanguages: [language] + configuration.languages)
+            if cache.count < 64 { cache[language] = made }
+            return made
+        }
+    }
+
+    // MARK: Persistence of devices and channels
+
+    /// Writes a device's row when there is a database (ordered before later records' rows).
+    func persistDevice(_ token: DeviceToken) {
+        guard let database = database.withLock({ $0 }) else { return }
+        if let device = devices.entry(token)?.state.withLock({ $0 }) {
+            database.save(DatabaseStore.DeviceRow(device))
+        } else {
+            database.deleteDevice(token)
+        }
+    }
+
+    func persistChannel(_ channel: MockChannel?, deleted id: String? = nil) {
+        guard let database = database.withLock({ $0 }) else { return }
+        if let channel { database.save(channel) }
+        if let id { database.deleteChannel(id: id) }
+    }
 
     // MARK: Entry point
 
@@ -119,26 +162,26 @@ final class MockCore: Sendable {
                 case .respond(let status, let reason)?:
                     outcome.fail(status: status, reason: reason, "fault rule \(rule)")
                     plan.response = outcome.response
-                    record(outcome, connection: connection)
+                    record(outcome, connection: connection, into: &plan)
                     return plan
                 case .goAway(let reason, true)?:
                     plan.goAway = (reason, true)
                     outcome.explanation = "fault rule \(rule): GOAWAY before answering"
-                    record(outcome, connection: connection)
+                    record(outcome, connection: connection, into: &plan)
                     return plan
                 case .resetStream(let code)?:
                     plan.resetCode = code
                     outcome.explanation = "fault rule \(rule): stream reset"
-                    record(outcome, connection: connection)
+                    record(outcome, connection: connection, into: &plan)
                     return plan
                 case .closeConnection?:
                     plan.closeConnection = true
                     outcome.explanation = "fault rule \(rule): connection closed"
-                    record(outcome, connection: connection)
+                    record(outcome, connection: connection, into: &plan)
                     return plan
                 case .noAnswer?:
                     outcome.explanation = "fault rule \(rule): no answer"
-                    record(outcome, connection: connection)
+                    record(outcome, connection: connection, into: &plan)
                     return plan
                 case .goAway(let reason, false)?:
                     plan.goAway = (reason, false)
@@ -156,7 +199,7 @@ final class MockCore: Sendable {
         case .channels: manageChannel(&outcome, connection: &connection, plan: &plan)
         }
         plan.response = outcome.response
-        plan.stored = record(outcome, connection: connection)
+        record(outcome, connection: connection, into: &plan)
         return plan
     }
 
@@ -165,17 +208,19 @@ final class MockCore: Sendable {
         _ = requestSequence.compareExchange(expected: 0, desired: id, ordering: .relaxed)
     }
 
-    /// Stores the record, counts it, and tells event-stream readers; with a database, returns
-    /// when its row is committed.
-    private func record(_ outcome: Outcome, connection: ConnectionState) -> EventLoopFuture<Void>? {
+    /// Stores the record, counts it, and tells event-stream readers; with a database, the plan's
+    /// `stored` completes when its row is committed.
+    private func record(_ outcome: Outcome, connection: ConnectionState, into plan: inout Plan) {
         let id = requestSequence.add(1, ordering: .relaxed).newValue
-        let record = outcome.record(id: id, connection: connection.id)
-        store.append(record)
+        plan.recordID = id
+        var record = outcome.record(id: id, connection: connection.id)
+        record.renderer = renderer
+        _ = store.append(record)
         defer {
             metrics.count(record)
             if events.hasSubscribers { events.publish(.received(record)) }
         }
-        return database.withLock { $0 }?.insert(record)
+        plan.stored = database.withLock { $0 }?.append(record)
     }
 
     // MARK: Device and broadcast pushes
@@ -206,6 +251,7 @@ final class MockCore: Sendable {
 
     /// Token or certificate authentication; `false` when the request is refused.
     private func authenticate(_ outcome: inout Outcome, headers: APNsRequestHeaders, connection: inout ConnectionState, plan: inout Plan) -> Bool {
+        if connection.resent { return true }
         if let certificate = connection.certificate {
             if certificate.notValidAfter < outcome.now || certificate.notValidBefore > outcome.now {
                 outcome.fail(reason: .badCertificate, "the client certificate is not valid now (valid \(certificate.notValidBefore) to \(certificate.notValidAfter))")
@@ -277,10 +323,14 @@ final class MockCore: Sendable {
             return outcome.fail(reason: reason, message)
         }
         let entry: DeviceRegistry.Entry
+        var bindingChanged = false
         if let existing = devices.entry(token) {
             entry = existing
         } else if configuration.registersDevicesOnFirstPush {
-            entry = devices.entry(token, creatingWith: topic, environment: configuration.environment)
+            let made = devices.entry(token, creatingWith: topic, environment: configuration.environment)
+            entry = made.entry
+            bindingChanged = made.created
+            if let evicted = made.evicted { persistDevice(evicted) }
         } else {
             return outcome.fail(reason: .badDeviceToken, "no device has token \(token.hex) (devices are registered through the API; registration on first push is off)")
         }
@@ -288,18 +338,21 @@ final class MockCore: Sendable {
         let document = report.document
         // The record renders its own copy, custom data included, when asked; the device needs
         // only what the user sees.
-        let rendered = document.flatMap { try? devices.renderer.render(document: $0, headers: headers, includingUserInfo: false) }
+        let rendered = document.flatMap { try? renderer.render(document: $0, headers: headers, includingUserInfo: false) }
         // The device shows `rendered`; the payload is not read again (decoding it twice cost
         // the mock 4% of its time).
         let payload: Payload? = rendered == nil ? nil : Payload()
         let environment = configuration.environment
+        let now = outcome.now
         let problem: (APNsReason, String, Int64?)? = entry.state.withLock { device in
+            device.lastSeen = now
             if device.environment != environment {
                 return (.badDeviceToken, "the token belongs to the \(device.environment) environment; this mock plays \(environment) (a sandbox token sent to production, or the reverse)", nil)
             }
             if let bound = device.topic, bound != topic {
                 return (.deviceTokenNotForTopic, "the token belongs to topic \(bound), not \(topic)", nil)
             }
+            if device.topic == nil { bindingChanged = true }
             device.topic = topic
             if let unregistered = device.unregisteredAt {
                 return (.unregistered, "the token was unregistered at \(NotificationRecord.iso8601(unregistered))", Int64(unregistered.timeIntervalSince1970 * 1000))
@@ -312,6 +365,8 @@ final class MockCore: Sendable {
             }
             return nil
         }
+        // The device's row before the request's: the answer waits for the latter.
+        if bindingChanged { persistDevice(token) }
         if let (reason, message, timestamp) = problem {
             outcome.timestamp = timestamp
             return outcome.fail(reason: reason, message)
@@ -369,11 +424,12 @@ final class MockCore: Sendable {
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
         }
-        if let document = report.document, let rendered = try? devices.renderer.render(document: document, headers: headers, includingUserInfo: false) {
+        if let document = report.document, let rendered = try? renderer.render(document: document, headers: headers, includingUserInfo: false) {
             let payload = Payload()  // the device shows `rendered`
             outcome.delivered = true
             for token in channels.subscribers(of: channelID) {
                 devices.entry(token)?.state.withLock { device in
+                    device.lastSeen = outcome.now
                     device.deliveries += 1
                     device.device.receive(
                         SimulatedDevice.Delivery(id: outcome.apnsID, payload: payload, headers: headers, activityID: channelID, rendered: rendered),
@@ -437,6 +493,7 @@ final class MockCore: Sendable {
             guard let channel = channels.create(bundleID: bundleID, storagePolicy: policy, now: outcome.now) else {
                 return outcome.fail(reason: .cannotCreateChannelConfig, "\(bundleID) has \(ChannelRegistry.limitPerApp) channels, Apple's limit per app and environment")
             }
+            persistChannel(channel)
             outcome.extraHeaders.append((APNsHeader.channelID, channel.id))
             outcome.succeed(status: 201, body: nil)
         case "GET", "DELETE":
@@ -451,6 +508,7 @@ final class MockCore: Sendable {
                 outcome.succeed(status: 200, body: ["message-storage-policy": .number(JSONNumber(channel.storagePolicy)), "push-type": "LiveActivity"])
             } else {
                 _ = channels.delete(bundleID: bundleID, id: id)
+                persistChannel(nil, deleted: id)
                 outcome.succeed(status: 204, body: nil)
             }
         default:

@@ -33,6 +33,8 @@ public final class MockAPNsServer: Service, Sendable {
     let core: MockCore
     /// The development CA made for ``MockConfiguration/Transport/generatedTLS``.
     public let certificateAuthority: DevelopmentCertificateAuthority?
+    /// Sends to the release target, when one is configured.
+    let releaser: Releaser?
     private let running = Mutex<Running?>(nil)
     private let logger: Logger
 
@@ -50,6 +52,7 @@ public final class MockAPNsServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         core = MockCore(configuration: configuration)
+        releaser = try configuration.releaseTarget.map(Releaser.init)
         if case .generatedTLS = configuration.transport {
             var names = ["localhost", "127.0.0.1", "::1"]
             if !names.contains(configuration.host), !["0.0.0.0", "::"].contains(configuration.host) { names.append(configuration.host) }
@@ -70,22 +73,33 @@ public final class MockAPNsServer: Service, Sendable {
         if let path = configuration.databasePath {
             let store = try await DatabaseStore.open(
                 path: path,
-                retention: .init(
-                    count: max(1, configuration.databaseKeepCount), age: configuration.databaseMaximumAge,
-                    writeDelay: configuration.databaseWriteDelay),
-                logger: logger)
-            core.continueIDs(after: try await store.highestID())
+                retention: RecordRetention(count: max(1, configuration.databaseKeepCount), age: configuration.databaseMaximumAge),
+                writeDelay: configuration.databaseWriteDelay, logger: logger)
+            do {
+                core.continueIDs(after: try await store.highestID())
+                try await restore(from: store)
+            } catch {
+                await store.close()
+                throw MockDatabaseError(path: path, problem: "cannot read it back: \(error)")
+            }
             core.database.withLock { $0 = store }
             database = store
-            // Retention, applied continuously (once a second).
+            // Retention, applied continuously (once a second); fault rules' counts saved as they change.
             let now = configuration.now
             let logger = logger
+            let faults = core.faults
             retention = Task {
+                var savedFaults = faults.version
                 while !Task.isCancelled {
                     do {
-                        try await store.prune(now: now())
+                        try await store.applyRetention(now: now())
+                        let version = faults.version
+                        if version != savedFaults {
+                            try await store.saveFaults(faults.entries).get()
+                            savedFaults = version
+                        }
                     } catch {
-                        logger.warning("pruning the database failed", metadata: ["error": "\(error)"])
+                        logger.warning("keeping the database failed", metadata: ["error": "\(error)"])
                     }
                     try? await Task.sleep(for: .seconds(1))
                 }
@@ -99,6 +113,37 @@ public final class MockAPNsServer: Service, Sendable {
             core.database.withLock { $0 = nil }
             await database?.close()
             throw error
+        }
+    }
+
+    /// Puts back what a database kept: devices (their Notification Centers rebuilt from their
+    /// requests), broadcast channels and their subscribers, and fault rules. Rules and
+    /// unregistered tokens given in the configuration are added when the database lacks them.
+    private func restore(from store: DatabaseStore) async throws {
+        let rows = try await store.devices()
+        for row in rows { core.devices.restore(row.device(renderer: core.renderer)) }
+        for channel in try await store.channels() { core.channels.restore(channel) }
+        for row in rows {
+            for channel in row.channels { core.channels.subscribe(row.token, to: channel) }
+        }
+        let stored = try await store.faults()
+        core.faults.removeAll()
+        core.faults.restore(stored)
+        for rule in configuration.faults where !stored.contains(where: { $0.rule.description == rule.description }) {
+            core.faults.add(rule)
+        }
+        try await store.saveFaults(core.faults.entries).get()
+        for token in configuration.unregisteredTokens {
+            let entry = core.devices.entry(token) ?? {
+                _ = core.devices.register(token, topic: nil, environment: configuration.environment)
+                return core.devices.entry(token)!
+            }()
+            entry.state.withLock { if $0.unregisteredAt == nil { $0.unregisteredAt = configuration.now() } }
+            try await store.save(DatabaseStore.DeviceRow(entry.state.withLock { $0 })).get()
+        }
+        for device in core.devices.all {
+            let rebuilt = try await DeviceReplay.rebuild(device, from: store, renderer: core.renderer)
+            core.devices.entry(device.token)?.state.withLock { $0 = rebuilt }
         }
     }
 
@@ -163,8 +208,13 @@ public final class MockAPNsServer: Service, Sendable {
         await current.api?.stop()
         current.retention?.cancel()
         await current.retention?.value
+        if let database = current.database {
+            // The fault rules' last counts.
+            try? await database.saveFaults(core.faults.entries).get()
+        }
         core.database.withLock { $0 = nil }
         await current.database?.close()
+        await releaser?.shutdown()
     }
 
     /// Starts, waits for graceful shutdown (SIGINT/SIGTERM under a `ServiceGroup`), and stops.
@@ -194,7 +244,7 @@ public final class MockAPNsServer: Service, Sendable {
 
     /// Recorded requests matching `query`, newest first.
     public func notifications(_ query: NotificationQuery = NotificationQuery()) -> [NotificationRecord] {
-        core.store.query(query).records
+        core.store.records(matching: query).records
     }
 
     /// The recorded request with this `apns-id` (or record id).
@@ -231,13 +281,21 @@ public final class MockAPNsServer: Service, Sendable {
     /// Every simulated device.
     public var devices: [MockDevice] { core.devices.all }
 
+    /// The languages the app's strings are in (none without ``MockConfiguration/localization``):
+    /// what devices can be shown in.
+    public var languages: [String] {
+        (configuration.localization?.localizations ?? []).filter { $0 != "*" }.sorted()
+    }
+
     /// One simulated device.
     public func device(_ token: DeviceToken) -> MockDevice? { core.devices.entry(token)?.state.withLock { $0 } }
 
     /// Registers a device for a topic in an environment (default: the mock's), or re-binds it.
     @discardableResult
     public func registerDevice(_ token: DeviceToken, topic: String? = nil, environment: APNsEnvironment? = nil) -> MockDevice {
-        core.devices.register(token, topic: topic, environment: environment ?? configuration.environment)
+        let device = core.devices.register(token, topic: topic, environment: environment ?? configuration.environment)
+        core.persistDevice(token)
+        return device
     }
 
     /// Marks a token unregistered at `date`: pushes to it answer 410 `Unregistered` with that
@@ -248,24 +306,48 @@ public final class MockAPNsServer: Service, Sendable {
             return core.devices.entry(token)!
         }()
         entry.state.withLock { $0.unregisteredAt = date }
+        core.persistDevice(token)
     }
 
     /// Makes an unregistered token active again.
     public func reactivate(_ token: DeviceToken) {
         core.devices.entry(token)?.state.withLock { $0.unregisteredAt = nil }
+        core.persistDevice(token)
     }
 
     /// Forgets a device.
     @discardableResult
-    public func removeDevice(_ token: DeviceToken) -> Bool { core.devices.remove(token) }
+    public func removeDevice(_ token: DeviceToken) -> Bool {
+        let removed = core.devices.remove(token)
+        core.persistDevice(token)
+        return removed
+    }
 
     /// Adds a fault rule; returns its id.
     @discardableResult
-    public func addFault(_ rule: FaultRule) -> Int { core.faults.add(rule) }
+    public func addFault(_ rule: FaultRule) -> Int {
+        let id = core.faults.add(rule)
+        persistFaults()
+        return id
+    }
 
     /// Removes a fault rule.
     @discardableResult
-    public func removeFault(id: Int) -> Bool { core.faults.remove(id: id) }
+    public func removeFault(id: Int) -> Bool {
+        let removed = core.faults.remove(id: id)
+        persistFaults()
+        return removed
+    }
+
+    /// Removes every fault rule.
+    public func removeAllFaults() {
+        core.faults.removeAll()
+        persistFaults()
+    }
+
+    private func persistFaults() {
+        core.database.withLock { $0 }?.saveFaults(core.faults.entries)
+    }
 
     /// The fault rules in force, with their ids.
     public var faults: [(id: Int, rule: FaultRule)] { core.faults.entries.map { ($0.id, $0.rule) } }
@@ -283,6 +365,7 @@ public final class MockAPNsServer: Service, Sendable {
         if core.devices.entry(token) == nil { registerDevice(token) }
         core.channels.subscribe(token, to: id)
         core.devices.entry(token)?.state.withLock { _ = $0.channels.insert(id) }
+        core.persistDevice(token)
     }
 
     /// Forgets recorded requests (devices, faults and channels stay).
@@ -290,7 +373,7 @@ public final class MockAPNsServer: Service, Sendable {
     public func clearNotifications() {
         core.store.clear()
         if let database = core.database.withLock({ $0 }) {
-            Task { try? await database.clear() }
+            Task { try? await database.removeAll() }
         }
         core.events.publish(.cleared)
     }
@@ -298,16 +381,28 @@ public final class MockAPNsServer: Service, Sendable {
     /// Forgets recorded requests, in memory and in the database, before returning.
     func clearNotificationsAndDatabase() async throws {
         core.store.clear()
-        try await core.database.withLock({ $0 })?.clear()
+        try await core.database.withLock({ $0 })?.removeAll()
         core.events.publish(.cleared)
     }
 
-    /// Forgets requests, devices, channels and faults.
+    /// Forgets requests, devices, channels and faults (in the database too, in the background).
     public func reset() {
         clearNotifications()
         core.devices.removeAll()
         core.channels.removeAll()
         core.faults.removeAll()
+        if let database = core.database.withLock({ $0 }) {
+            Task { try? await database.removeState() }
+        }
+    }
+
+    /// Forgets everything, in memory and in the database, before returning.
+    func resetAndDatabase() async throws {
+        try await clearNotificationsAndDatabase()
+        core.devices.removeAll()
+        core.channels.removeAll()
+        core.faults.removeAll()
+        try await core.database.withLock({ $0 })?.removeState()
     }
 }
 

@@ -21,11 +21,17 @@ public struct MockDevice: Sendable {
     public var deliveries: Int
     /// Its Notification Center, badge, Live Activities and event log.
     public var device: SimulatedDevice
+    /// When a push last reached it (accepted or not).
+    public var lastSeen: Date?
+    /// Whether it was registered through the API (kept), rather than made by a first push (the
+    /// oldest of those are forgotten beyond 10,000).
+    public var registered: Bool = false
 
     /// The device as JSON: `token`, `topic`, `environment`, `state` (`active` or
-    /// `unregistered`), `unregisteredAt` (milliseconds), `channels`, `deliveries`, `badge`,
-    /// `notificationCount`, `groups` (each `{threadId, notifications}`), `activities` and
-    /// `backgroundWakes`.
+    /// `unregistered`), `unregisteredAt` (milliseconds), `channels`, `deliveries`, `lastSeen`
+    /// (ISO 8601), `registered`, `badge`, `notificationCount`, `groups` (each
+    /// `{threadId, notifications}`), `activities`, `backgroundWakes` (how many in the last
+    /// hour), `backgroundWakeTimes` and `language` (the language it renders in).
     public var jsonValue: JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
@@ -36,6 +42,8 @@ public struct MockDevice: Sendable {
         add("unregisteredAt", unregisteredAt.map { .number(JSONNumber(Int64($0.timeIntervalSince1970 * 1000))) } ?? .null)
         add("channels", .array(channels.sorted().map { .string($0) }))
         add("deliveries", .number(JSONNumber(deliveries)))
+        add("lastSeen", lastSeen.map { .string(NotificationRecord.iso8601($0)) } ?? .null)
+        add("registered", .bool(registered))
         add("badge", device.badge.map { .number(JSONNumber($0)) } ?? .null)
         add("notificationCount", .number(JSONNumber(device.notificationCount)))
         add("groups", .array(device.groups.map { group in
@@ -58,6 +66,8 @@ public struct MockDevice: Sendable {
             ]
         }))
         add("backgroundWakes", .number(JSONNumber(device.backgroundWakes.count)))
+        add("backgroundWakeTimes", .array(device.backgroundWakes.map { .string(NotificationRecord.iso8601(Date(timeIntervalSince1970: $0))) }))
+        add("language", .string(device.renderer.localizer.language))
         return .object(object)
     }
 }
@@ -90,128 +100,6 @@ public enum MockEvent: Sendable {
     case cleared
 }
 
-/// Where records are kept: bounded, newest first on reading.
-protocol NotificationStore: Sendable {
-    func append(_ record: NotificationRecord)
-    func query(_ query: NotificationQuery) -> (records: [NotificationRecord], total: Int)
-    func record(id: String) -> NotificationRecord?
-    func clear()
-    var count: Int { get }
-}
-
-/// A filter over records.
-public struct NotificationQuery: Sendable, Hashable {
-    /// At most this many (default 1,000).
-    public var limit: Int = 1000
-    /// Only records with an id below this (paging: pass the last id of the previous page).
-    public var before: Int?
-    /// Only this device token.
-    public var token: String?
-    /// Only this topic.
-    public var topic: String?
-    /// Only this status.
-    public var status: Int?
-    /// Only accepted (`true`) or rejected (`false`) requests.
-    public var accepted: Bool?
-    /// Only this reason.
-    public var reason: String?
-    /// Only this push type.
-    public var pushType: String?
-    /// Only this kind (`device`, `broadcast`, `channel`, `other`).
-    public var kind: String?
-    /// Text that the payload, token, topic or reason contains.
-    public var search: String?
-
-    /// Everything, newest first, up to 1,000.
-    public init() {}
-
-    func matches(_ record: NotificationRecord) -> Bool {
-        if let before, record.id >= before { return false }
-        if let token, record.deviceToken != token.lowercased() { return false }
-        if let topic, record.topic != topic { return false }
-        if let status, record.status != status { return false }
-        if let accepted, record.isAccepted != accepted { return false }
-        if let reason, record.reason?.rawValue != reason { return false }
-        if let pushType, record.request?.pushType?.rawValue != pushType { return false }
-        if let kind, record.kind.rawValue != kind { return false }
-        if let search, !search.isEmpty {
-            let haystacks = [record.payloadText, record.deviceToken ?? "", record.topic ?? "", record.reason?.rawValue ?? "", record.apnsID ?? ""]
-            if !haystacks.contains(where: { $0.localizedCaseInsensitiveContains(search) }) { return false }
-        }
-        return true
-    }
-}
-
-/// The in-memory store: a ring of the newest `capacity` records.
-final class MemoryNotificationStore: NotificationStore {
-    private struct Ring {
-        var slots: [NotificationRecord?]
-        var next = 0
-        var count = 0
-    }
-
-    private let ring: Mutex<Ring>
-    let capacity: Int
-
-    init(capacity: Int) {
-        self.capacity = max(1, capacity)
-        ring = Mutex(Ring(slots: Array(repeating: nil, count: max(1, capacity))))
-    }
-
-    func append(_ record: NotificationRecord) {
-        // The record pushed out is released after the lock, not under it.
-        let evicted: NotificationRecord? = ring.withLock { ring in
-            let old = ring.slots[ring.next]
-            ring.slots[ring.next] = record
-            ring.next = (ring.next + 1) % capacity
-            ring.count = min(ring.count + 1, capacity)
-            return old
-        }
-        _ = evicted
-    }
-
-    /// Newest first.
-    private func newestFirst(_ ring: Ring, _ body: (NotificationRecord) -> Bool) {
-        var index = ring.next
-        for _ in 0..<ring.count {
-            index = (index - 1 + capacity) % capacity
-            if let record = ring.slots[index], !body(record) { return }
-        }
-    }
-
-    func query(_ query: NotificationQuery) -> (records: [NotificationRecord], total: Int) {
-        ring.withLock { ring in
-            var records: [NotificationRecord] = []
-            var total = 0
-            newestFirst(ring) { record in
-                if query.matches(record) {
-                    total += 1
-                    if records.count < query.limit { records.append(record) }
-                }
-                return true
-            }
-            return (records, total)
-        }
-    }
-
-    func record(id: String) -> NotificationRecord? {
-        ring.withLock { ring in
-            var found: NotificationRecord?
-            newestFirst(ring) { record in
-                if record.apnsID == id || String(record.id) == id { found = record; return false }
-                return true
-            }
-            return found
-        }
-    }
-
-    func clear() {
-        ring.withLock { ring in ring = Ring(slots: Array(repeating: nil, count: capacity)) }
-    }
-
-    var count: Int { ring.withLock { $0.count } }
-}
-
 /// The devices the mock simulates, each behind its own lock so pushes to different devices run
 /// in parallel.
 final class DeviceRegistry: Sendable {
@@ -224,17 +112,22 @@ final class DeviceRegistry: Sendable {
     /// Insertion order of devices registered by a first push, for eviction.
     private let automatic = Mutex<[DeviceToken]>([])
     let capacity: Int
-    let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+    /// What devices render with: the mock's app strings and default language.
+    let renderer: NotificationRenderer
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, renderer: NotificationRenderer) {
+        self.capacity = capacity
+        self.renderer = renderer
+    }
 
     func entry(_ token: DeviceToken) -> Entry? { entries.withLock { $0[token] } }
 
-    /// The entry for `token`, made (bound to `topic` and `environment`) when it is new and
-    /// `create` is set. Devices made this way are evicted oldest first beyond `capacity`.
-    func entry(_ token: DeviceToken, creatingWith topic: String?, environment: APNsEnvironment) -> Entry {
+    /// The entry for `token`, made (bound to `topic` and `environment`) when it is new, and
+    /// the token of a device evicted to make room, if any. Devices made this way are evicted
+    /// oldest first beyond `capacity`.
+    func entry(_ token: DeviceToken, creatingWith topic: String?, environment: APNsEnvironment) -> (entry: Entry, created: Bool, evicted: DeviceToken?) {
         entries.withLock { entries in
-            if let entry = entries[token] { return entry }
+            if let entry = entries[token] { return (entry, false, nil) }
             let entry = Entry(MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer)))
             entries[token] = entry
             let evicted: DeviceToken? = automatic.withLock { list in
@@ -242,7 +135,15 @@ final class DeviceRegistry: Sendable {
                 return list.count > capacity ? list.removeFirst() : nil
             }
             if let evicted { entries[evicted] = nil }
-            return entry
+            return (entry, true, evicted)
+        }
+    }
+
+    /// Puts back a device as a database kept it (its Notification Center comes empty).
+    func restore(_ device: MockDevice) {
+        entries.withLock { entries in
+            entries[device.token] = Entry(device)
+            if !device.registered { automatic.withLock { $0.append(device.token) } }
         }
     }
 
@@ -255,10 +156,12 @@ final class DeviceRegistry: Sendable {
                     if let topic { device.topic = topic }
                     device.environment = environment
                     device.unregisteredAt = nil
+                    device.registered = true
                     return device
                 }
             }
-            let device = MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer))
+            var device = MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer))
+            device.registered = true
             entries[token] = Entry(device)
             return device
         }
@@ -297,6 +200,11 @@ final class ChannelRegistry: Sendable {
             all[bundleID, default: [:]][channel.id] = channel
             return channel
         }
+    }
+
+    /// Puts back a channel as a database kept it.
+    func restore(_ channel: MockChannel) {
+        channels.withLock { $0[channel.bundleID, default: [:]][channel.id] = channel }
     }
 
     func channel(bundleID: String, id: String) -> MockChannel? { channels.withLock { $0[bundleID]?[id] } }
@@ -341,6 +249,21 @@ final class FaultTable: Sendable {
     private let state = Mutex<(entries: [Entry], nextID: Int)>(([], 1))
     /// How many rules there are, read without the lock on every request.
     private let ruleCount = Atomic<Int>(0)
+    /// Counts every change (rules and their counts), so a store can tell when to save them.
+    private let changes = Atomic<Int>(0)
+
+    /// Changes so far.
+    var version: Int { changes.load(ordering: .relaxed) }
+
+    /// Puts back rules as a database kept them (ids and counts); new ids continue after theirs.
+    func restore(_ restored: [Entry]) {
+        state.withLock { state in
+            state.entries.append(contentsOf: restored)
+            state.nextID = max(state.nextID, (state.entries.map(\.id).max() ?? 0) + 1)
+            ruleCount.store(state.entries.count, ordering: .relaxed)
+        }
+        changes.add(1, ordering: .relaxed)
+    }
 
     @discardableResult
     func add(_ rule: FaultRule) -> Int {
@@ -349,6 +272,7 @@ final class FaultTable: Sendable {
             state.nextID += 1
             state.entries.append(Entry(id: id, rule: rule))
             ruleCount.store(state.entries.count, ordering: .relaxed)
+            changes.add(1, ordering: .relaxed)
             return id
         }
     }
@@ -358,6 +282,7 @@ final class FaultTable: Sendable {
             let before = state.entries.count
             state.entries.removeAll { $0.id == id }
             ruleCount.store(state.entries.count, ordering: .relaxed)
+            changes.add(1, ordering: .relaxed)
             return state.entries.count != before
         }
     }
@@ -367,6 +292,7 @@ final class FaultTable: Sendable {
             state.entries.removeAll()
             ruleCount.store(0, ordering: .relaxed)
         }
+        changes.add(1, ordering: .relaxed)
     }
 
     var entries: [Entry] { state.withLock { $0.entries } }
@@ -380,9 +306,11 @@ final class FaultTable: Sendable {
                 let rule = state.entries[index].rule
                 guard rule.filters(token: token, topic: topic, pushType: pushType, path: path) else { continue }
                 state.entries[index].seen += 1
+                changes.add(1, ordering: .relaxed)
                 if let every = rule.every, state.entries[index].seen % every != 0 { continue }
                 if let probability = rule.probability, Double.random(in: 0..<1) >= probability { continue }
                 state.entries[index].applied += 1
+                changes.add(1, ordering: .relaxed)
                 if let times = rule.times, state.entries[index].applied >= times {
                     state.entries.remove(at: index)
                     ruleCount.store(state.entries.count, ordering: .relaxed)

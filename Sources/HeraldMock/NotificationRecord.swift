@@ -189,14 +189,18 @@ public struct NotificationRecord: Sendable, Identifiable {
     /// a JSON object).
     let delivered: Bool
 
-    /// What the device shows, for an accepted push: rendered when asked for (in English,
-    /// without the app's strings), so that recording stays cheap.
+    /// What the device shows, for an accepted push: rendered when asked for (with the mock's
+    /// app strings and language, or English without them), so that recording stays cheap.
     public var rendered: RenderedNotification? {
         guard delivered, let document = try? JSONDocument(parsing: body) else { return nil }
-        return try? Self.renderer.render(document: document, headers: request ?? APNsRequestHeaders())
+        return try? renderer.render(document: document, headers: request ?? APNsRequestHeaders())
     }
 
-    static let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+    /// Renders ``rendered``: the mock's renderer (its app strings, its default language), or
+    /// another language's for the API's `lang`.
+    var renderer: NotificationRenderer = Self.englishRenderer
+
+    static let englishRenderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
 
     /// The `apns-id` answered, for `Identifiable`.
     public var identifier: String { apnsID ?? String(id) }
@@ -279,6 +283,57 @@ public struct NotificationRecord: Sendable, Identifiable {
 
     static func iso8601(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}
+
+extension NotificationRecord {
+    /// A record rebuilt from its JSON (``jsonValue``) and its body, as a database keeps them.
+    /// `body` is `nil` for rows written before bodies were kept: the payload in the JSON is
+    /// written out again (compact; the original spacing is lost).
+    init?(json document: JSONDocument, body: [UInt8]?, receivedAt: Date) {
+        let root = document.root
+        guard let id = root["id"]?.int64Value, let kindText = root["kind"]?.stringValue, let kind = Kind(rawValue: kindText) else { return nil }
+        var fields = APNsHeaderFields()
+        for header in root["headers"].map({ Array($0.elements) }) ?? [] {
+            fields.append(name: header["name"]?.stringValue ?? "", value: header["value"]?.stringValue ?? "")
+        }
+        let bytes: [UInt8]
+        if let body {
+            bytes = body
+        } else if let payload = root["payload"], payload.kind != .null {
+            if let text = payload.stringValue {
+                bytes = Array(text.utf8)
+            } else {
+                var writer = JSONWriter(output: JSONBytes())
+                writer.value(payload.value)
+                bytes = writer.output.bytes
+            }
+        } else {
+            bytes = []
+        }
+        var findings: [Finding] = []
+        for finding in root["findings"].map({ Array($0.elements) }) ?? [] {
+            let line: Int? = finding["line"]?.int64Value.map { Int($0) }
+            let column: Int? = finding["column"]?.int64Value.map { Int($0) }
+            findings.append(Finding(
+                rule: finding["rule"]?.stringValue ?? "", severity: finding["severity"]?.stringValue ?? "",
+                message: finding["message"]?.stringValue ?? "", pointer: finding["pointer"]?.stringValue,
+                header: finding["header"]?.stringValue, line: line, column: column))
+        }
+        let topic = root["topic"]?.stringValue
+        let defaultedTopic = kind == .device && fields[APNsHeader.topic] == nil ? topic : nil
+        let connection = Int(root["connection"]?.int64Value ?? 0)
+        let size = Int(root["payloadSize"]?.int64Value ?? Int64(bytes.count))
+        let status: Int? = root["status"]?.int64Value.map { Int($0) }
+        let reason: APNsReason? = root["reason"]?.stringValue.map { APNsReason(rawValue: $0) }
+        let delivered = (root["rendered"]?.kind ?? .null) != .null
+        self.init(
+            id: Int(id), connection: connection, receivedAt: receivedAt, kind: kind, fields: fields,
+            body: bytes, bodyByteCount: size,
+            apnsID: root["apnsId"]?.stringValue, uniqueID: root["uniqueId"]?.stringValue,
+            status: status, reason: reason,
+            timestamp: root["timestamp"]?.int64Value, explanation: root["explanation"]?.stringValue, fault: root["fault"]?.stringValue,
+            findings: findings, delivered: delivered, defaultedTopic: defaultedTopic)
     }
 }
 

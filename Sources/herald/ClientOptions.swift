@@ -27,31 +27,53 @@ struct CredentialOptions: ParsableArguments {
     /// The signing key, from flags or the environment; nil when certificate auth is chosen.
     func signingKey() throws(UsageError) -> ProviderSigningKey? {
         let env = Self.environment
-        let path = p8 ?? env["HERALD_P8"]
-        if path == nil, certificate ?? env["HERALD_CERT"] != nil { return nil }
-        guard let path else {
-            throw UsageError(message: "no credentials: pass --p8 FILE --key-id ID --team-id ID (token auth) or --cert FILE.p12 (certificate auth), or set HERALD_P8, HERALD_KEY_ID and HERALD_TEAM_ID")
-        }
-        guard let keyText = keyID ?? env["HERALD_KEY_ID"] else { throw UsageError(message: "--p8 needs --key-id ID (the 10 characters in the key's name, AuthKey_<ID>.p8)") }
-        guard let teamText = teamID ?? env["HERALD_TEAM_ID"] else { throw UsageError(message: "--p8 needs --team-id ID (your team's 10-character ID in the Apple Developer account)") }
-        do {
-            return try ProviderSigningKey(contentsOfFile: path, keyID: try KeyID(keyText), teamID: try TeamID(teamText))
-        } catch {
-            throw UsageError(message: "\(error)")
-        }
+        return try Self.signingKey(
+            p8: p8 ?? env["HERALD_P8"], keyID: keyID ?? env["HERALD_KEY_ID"], teamID: teamID ?? env["HERALD_TEAM_ID"],
+            certificate: certificate ?? env["HERALD_CERT"], flags: "--p8, --key-id, --team-id",
+            orElse: "--cert FILE.p12 (certificate auth), or set HERALD_P8, HERALD_KEY_ID and HERALD_TEAM_ID")
     }
 
     /// The client credentials.
     func credentials() throws(UsageError) -> APNsClientConfiguration.Credentials {
         if let key = try signingKey() { return .token(key) }
-        let path = certificate ?? Self.environment["HERALD_CERT"] ?? ""
-        let variable = passwordVariable ?? "HERALD_CERT_PASSWORD"
-        let password = Self.environment[variable] ?? ""
+        return try Self.certificateCredentials(
+            path: certificate ?? Self.environment["HERALD_CERT"] ?? "", passwordVariable: passwordVariable ?? "HERALD_CERT_PASSWORD")
+    }
+
+    /// A key from a `.p8` file with its key ID and team ID; `nil` when a certificate is given
+    /// instead. `flags` names the options in messages (`--release-p8, …`), `orElse` the other
+    /// ways to give credentials.
+    static func signingKey(p8: String?, keyID: String?, teamID: String?, certificate: String?, flags: String, orElse: String) throws(UsageError) -> ProviderSigningKey? {
+        let names = flags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if p8 == nil, certificate != nil { return nil }
+        guard let p8 else {
+            throw UsageError(message: "no credentials: pass \(names[0]) FILE \(names[1]) ID \(names[2]) ID (token auth) or \(orElse)")
+        }
+        guard let keyID else { throw UsageError(message: "\(names[0]) needs \(names[1]) ID (the 10 characters in the key's name, AuthKey_<ID>.p8)") }
+        guard let teamID else { throw UsageError(message: "\(names[0]) needs \(names[2]) ID (your team's 10-character ID in the Apple Developer account)") }
+        do {
+            return try ProviderSigningKey(contentsOfFile: p8, keyID: try KeyID(keyID), teamID: try TeamID(teamID))
+        } catch {
+            throw UsageError(message: "\(error)")
+        }
+    }
+
+    /// A `.p12` certificate, its password read from the environment variable `passwordVariable`.
+    static func certificateCredentials(path: String, passwordVariable: String) throws(UsageError) -> APNsClientConfiguration.Credentials {
+        let password = environment[passwordVariable] ?? ""
         do {
             return .certificate(try APNsCertificateIdentity(pkcs12File: path, passphrase: password))
         } catch {
-            throw UsageError(message: "\(error)\(Self.environment[variable] == nil ? " (no password in $\(variable))" : "")")
+            throw UsageError(message: "\(error)\(environment[passwordVariable] == nil ? " (no password in $\(passwordVariable))" : "")")
         }
+    }
+
+    /// Extra trusted CA certificates from a PEM file.
+    static func trustedPEM(_ path: String, flag: String) throws(UsageError) -> String {
+        guard let pem = try? String(contentsOfFile: path, encoding: .utf8), pem.contains("BEGIN CERTIFICATE") else {
+            throw UsageError(message: "\(flag): cannot read a PEM certificate from '\(path)'")
+        }
+        return pem
     }
 }
 
@@ -101,10 +123,7 @@ struct ServerOptions: ParsableArguments {
         }
         configuration.plaintext = plaintext
         if let caFile {
-            guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8), pem.contains("BEGIN CERTIFICATE") else {
-                throw UsageError(message: "cannot read a PEM certificate from '\(caFile)'")
-            }
-            configuration.additionalTrustRootsPEM = [pem]
+            configuration.additionalTrustRootsPEM = [try CredentialOptions.trustedPEM(caFile, flag: "--ca-file")]
         }
         return configuration
     }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import HeraldAuth
+import HeraldClient
 import HeraldJSON
+import HeraldLocalization
 import HeraldMock
 import HeraldProtocol
 import Logging
@@ -50,10 +52,22 @@ struct MockCommand: AsyncParsableCommand {
               --fault 'goaway=Shutdown,times=1'
               --fault 'delay=2s,probability=0.1'
 
+            App strings: --bundle DIR (an app bundle or Xcode project: *.lproj folders, .xcstrings \
+            catalogs, Info.plist) or --strings FILE (one table) makes devices show loc-key alerts \
+            as the app would, in --lang (default en); the inbox shows each device in any of the \
+            bundle's languages.
+
+            Release: --release-to sandbox|production|HOST:PORT with the target's credentials \
+            (--release-p8 FILE --release-key-id ID --release-team-id ID, or --release-cert \
+            FILE.p12 with its password in $HERALD_RELEASE_CERT_PASSWORD; --release-ca-file PEM for \
+            another mock's CA, --release-plaintext for one without TLS) lets the inbox send a \
+            captured notification on to real APNs or another mock, as Mailpit releases mail.
+
             --config FILE reads a JSON object with any of: host, port, apiPort, channelPort, \
             environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, db, dbKeep, dbMaxAge, idleTimeout, unregistered \
-            (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}). \
-            Flags given on the command line win.
+            (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}), \
+            bundle, strings, lang (array), releaseTo, releaseP8, releaseKeyId, releaseTeamId, \
+            releaseCert, releaseCaFile, releasePlaintext. Flags given on the command line win.
 
             Port 0 picks a free port; the ports are printed. SIGINT or SIGTERM stops it gracefully.
 
@@ -65,6 +79,9 @@ struct MockCommand: AsyncParsableCommand {
               herald mock --unregistered \\
                   740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
               herald mock --db pushes.db --db-keep 50000 --db-max-age 168   # a week, across restarts
+              herald mock --bundle MyApp/ --lang fr,en
+              herald mock --release-to sandbox --release-p8 AuthKey_ABC123DEFG.p8 \\
+                  --release-key-id ABC123DEFG --release-team-id DEF123GHIJ
             """
     )
 
@@ -137,6 +154,36 @@ struct MockCommand: AsyncParsableCommand {
     @Option(name: .customLong("db-max-age"), help: ArgumentHelp("With --db: delete requests older than this many hours (default: kept whatever their age).", valueName: "HOURS"))
     var dbMaxAge: Double?
 
+    @Option(help: ArgumentHelp("The app's bundle or project directory: devices show its strings.", valueName: "DIR"))
+    var bundle: String?
+
+    @Option(help: ArgumentHelp("One .strings, .stringsdict or .xcstrings table instead of --bundle.", valueName: "FILE"))
+    var strings: String?
+
+    @Option(help: ArgumentHelp("The languages devices render in, most preferred first (default en).", valueName: "LIST"))
+    var lang: String?
+
+    @Option(name: .customLong("release-to"), help: ArgumentHelp("Where the inbox's Release sends a notification: sandbox, production or HOST:PORT.", valueName: "TARGET"))
+    var releaseTo: String?
+
+    @Option(name: .customLong("release-p8"), help: ArgumentHelp("The release target's provider key (.p8).", valueName: "FILE"))
+    var releaseP8: String?
+
+    @Option(name: .customLong("release-key-id"), help: ArgumentHelp("The --release-p8 key's ID.", valueName: "ID"))
+    var releaseKeyID: String?
+
+    @Option(name: .customLong("release-team-id"), help: ArgumentHelp("The --release-p8 key's team ID.", valueName: "ID"))
+    var releaseTeamID: String?
+
+    @Option(name: .customLong("release-cert"), help: ArgumentHelp("A .p12 certificate for the release target (password in $HERALD_RELEASE_CERT_PASSWORD).", valueName: "FILE"))
+    var releaseCert: String?
+
+    @Option(name: .customLong("release-ca-file"), help: ArgumentHelp("Also trust this CA (PEM) when releasing, such as another mock's.", valueName: "PEM"))
+    var releaseCAFile: String?
+
+    @Flag(name: .customLong("release-plaintext"), help: "Release over HTTP/2 without TLS (to a herald mock --plaintext).")
+    var releasePlaintext = false
+
     @Option(help: ArgumentHelp("A JSON configuration file (keys above).", valueName: "FILE"))
     var config: String?
 
@@ -208,6 +255,13 @@ struct MockCommand: AsyncParsableCommand {
         if let path = configuration.databasePath {
             lines.append("  database   \(path)  (kept across restarts: the newest \(configuration.databaseKeepCount)\(configuration.databaseMaximumAge.map { ", none older than \(Int($0.components.seconds / 3600)) h" } ?? ""))")
         }
+        if let bundle = configuration.localization {
+            let languages = server.languages
+            lines.append("  strings    \(bundle.path ?? "given")  (\(languages.isEmpty ? "one table" : "languages: " + languages.joined(separator: ", ")); devices render in \(configuration.languages.joined(separator: ", ")))")
+        }
+        if let target = configuration.releaseTarget {
+            lines.append("  release    \(target.name)  (the inbox's Release sends there)")
+        }
         lines.append("  strict     \(configuration.strict ? "on: undocumented cases are rejected" : "off (see herald mock --help)")")
         for rule in server.faults { lines.append("  fault \(rule.id)    \(rule.rule)") }
         // A request that works as pasted: a token from a throwaway key (signatures are not checked
@@ -257,6 +311,16 @@ struct ConfigFile {
     var unregistered: [String] = []
     var faults: [String] = []
     var keys: [(file: String, keyID: String, teamID: String)] = []
+    var bundle: String?
+    var strings: String?
+    var languages: [String]?
+    var releaseTo: String?
+    var releaseP8: String?
+    var releaseKeyID: String?
+    var releaseTeamID: String?
+    var releaseCert: String?
+    var releaseCAFile: String?
+    var releasePlaintext: Bool?
     let source: String?
 
     init(path: String?) throws {
@@ -325,6 +389,16 @@ struct ConfigFile {
                     }
                     return (file, keyID, teamID)
                 }
+            case "bundle": bundle = try string()
+            case "strings": self.strings = try string()
+            case "lang": languages = try strings()
+            case "releaseTo": releaseTo = try string()
+            case "releaseP8": releaseP8 = try string()
+            case "releaseKeyId": releaseKeyID = try string()
+            case "releaseTeamId": releaseTeamID = try string()
+            case "releaseCert": releaseCert = try string()
+            case "releaseCaFile": releaseCAFile = try string()
+            case "releasePlaintext": releasePlaintext = try bool()
             default:
                 throw UsageError(message: "\(path): unknown setting \"\(key)\"; see herald mock --help")
             }
@@ -353,6 +427,18 @@ struct ConfigFile {
         unregistered += flags.unregistered
         faults += flags.fault
         keys += zip(flags.keys, zip(flags.keyIDs, flags.teamIDs)).map { ($0, $1.0, $1.1) }
+        if flags.bundle != nil || flags.strings != nil {
+            bundle = flags.bundle
+            strings = flags.strings
+        }
+        languages = flags.lang.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? languages
+        releaseTo = flags.releaseTo ?? releaseTo
+        releaseP8 = flags.releaseP8 ?? releaseP8
+        releaseKeyID = flags.releaseKeyID ?? releaseKeyID
+        releaseTeamID = flags.releaseTeamID ?? releaseTeamID
+        releaseCert = flags.releaseCert ?? releaseCert
+        releaseCAFile = flags.releaseCAFile ?? releaseCAFile
+        if flags.releasePlaintext { releasePlaintext = true }
         keyCountMismatch = flags.keys.count != flags.keyIDs.count || flags.keys.count != flags.teamIDs.count
     }
 
@@ -445,6 +531,58 @@ struct ConfigFile {
                 throw UsageError(message: "--key '\(key.file)': \(error)")
             }
         }
+        configuration.localization = try localization()
+        if let languages {
+            guard !languages.isEmpty else { throw UsageError(message: "--lang needs at least one language, such as en or fr-CA,fr") }
+            configuration.languages = languages
+        }
+        configuration.releaseTarget = try releaseTarget()
         return configuration
+    }
+
+    /// The app's strings from --bundle or --strings.
+    private func localization() throws -> LocalizationBundle? {
+        if bundle != nil && strings != nil { throw UsageError(message: "--bundle and --strings exclude each other: a directory, or one table") }
+        guard let path = bundle ?? strings else { return nil }
+        let flag = bundle != nil ? "--bundle" : "--strings"
+        if strings != nil, FileSystemCheck.isDirectory(path) { throw UsageError(message: "--strings takes one table file; '\(path)' is a directory (use --bundle)") }
+        do {
+            return try LocalizationBundle.load(path: path)
+        } catch {
+            throw UsageError(message: "\(flag) '\(path)': \(error.message)")
+        }
+    }
+
+    /// Where the inbox's Release sends, from --release-to and its credentials.
+    private func releaseTarget() throws -> ReleaseTarget? {
+        let given = [releaseP8, releaseKeyID, releaseTeamID, releaseCert, releaseCAFile].contains { $0 != nil } || releasePlaintext == true
+        guard let releaseTo else {
+            if given { throw UsageError(message: "the --release-* credentials need --release-to sandbox|production|HOST:PORT") }
+            return nil
+        }
+        let server: APNsClientConfiguration.Server
+        switch releaseTo {
+        case "sandbox": server = .sandbox
+        case "production": server = .production
+        default:
+            guard let colon = releaseTo.lastIndex(of: ":"), let port = Int(releaseTo[releaseTo.index(after: colon)...]), (1...65_535).contains(port) else {
+                throw UsageError(message: "--release-to is sandbox, production or HOST:PORT (such as 127.0.0.1:2297), not '\(releaseTo)'")
+            }
+            let host = String(releaseTo[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            server = .custom(host: host, port: port)
+        }
+        let credentials: APNsClientConfiguration.Credentials
+        if let key = try CredentialOptions.signingKey(
+            p8: releaseP8, keyID: releaseKeyID, teamID: releaseTeamID, certificate: releaseCert,
+            flags: "--release-p8, --release-key-id, --release-team-id", orElse: "--release-cert FILE.p12 (certificate auth)") {
+            credentials = .token(key)
+        } else {
+            credentials = try CredentialOptions.certificateCredentials(path: releaseCert ?? "", passwordVariable: "HERALD_RELEASE_CERT_PASSWORD")
+        }
+        var client = APNsClientConfiguration(server: server, credentials: credentials)
+        client.plaintext = releasePlaintext == true
+        client.lintsBeforeSending = true
+        if let releaseCAFile { client.additionalTrustRootsPEM = [try CredentialOptions.trustedPEM(releaseCAFile, flag: "--release-ca-file")] }
+        return ReleaseTarget(client: client)
     }
 }

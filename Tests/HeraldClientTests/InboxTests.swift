@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import HeraldClient
+import HeraldJSON
 import HeraldMock
 import HeraldPayload
 import HeraldProtocol
@@ -16,8 +17,21 @@ import Testing
     @Test func notificationsArriveLiveAndRender() async throws {
         let chromium = try ExternalTools.require("chromium", "chromium-browser", "google-chrome", package: "chromium")
         try ExternalTools.requirePython(modules: "websockets", package: "websockets")
+        try ExternalTools.requirePython(modules: "axe_playwright_python", package: "axe-playwright-python --no-deps (it carries axe-core)")
         let python = try ExternalTools.require("python3", package: "python3")
-        let harness = try await ClientHarness.start { $0.apiPort = 0 }
+        let axe = String(decoding: try ExternalTools.python(
+            "import axe_playwright_python, os; print(os.path.join(os.path.dirname(axe_playwright_python.__file__), 'axe.min.js'))"),
+            as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let strings = try TemporaryDirectory()
+        let bundle = try PersistenceTests.bundle(in: strings)
+        // The inbox's Release sends to a second mock.
+        let other = try await ClientHarness.start()
+        defer { Task { await other.stop() } }
+        let harness = try await ClientHarness.start {
+            $0.apiPort = 0
+            $0.localization = bundle
+            $0.releaseTarget = ReleaseTarget(name: "the other mock", client: other.configuration())
+        }
         defer { Task { await harness.stop() } }
         let apiPort = try #require(harness.mock.apiPort)
 
@@ -31,10 +45,15 @@ import Testing
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let ready = work.appendingPathComponent("ready")
-        let expected = 5
+        let expected = 6
+        let tokens = ClientHarness.tokens(3, salt: 9)
+        let options = """
+            {"language": "fr", "languageText": "Jenna et Frank vous invitent", "resend": true, "releaseToken": "\(tokens[2].hex)",
+             "axe": "\(axe)", "dark": true, "narrow": true}
+            """
         let browser = Task {
             try await ExternalTools.executeInBackground(
-                python, [Fixtures.url("inbox/browser.py").path, chromium, "http://127.0.0.1:\(apiPort)/", ready.path, String(expected), work.path],
+                python, [Fixtures.url("inbox/browser.py").path, chromium, "http://127.0.0.1:\(apiPort)/", ready.path, String(expected), work.path, options],
                 timeout: .seconds(150))
         }
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready.path) {
@@ -43,7 +62,6 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: ready.path), "the page opened its event stream")
 
         // Sent only now: they can reach the page only through the live stream.
-        let tokens = ClientHarness.tokens(2, salt: 9)
         _ = harness.mock.addFault(try FaultRule(parsing: "status=400/BadDeviceToken,token=\(tokens[1].hex)"))
         let client = try harness.client()
         func alert(_ title: String, body: String, collapse: String? = nil) throws -> APNsRequest {
@@ -56,6 +74,12 @@ import Testing
         _ = try await client.send(APNsRequest(
             payload: try Payload(decoding: #"{"aps":{"content-available":1}}"#), to: tokens[0], topic: ClientHarness.topic,
             pushType: .background, priority: .conservePower))
+        // The seed's loc-key example: English by default, French when the page asks.
+        let invitation = APNsRequest(
+            headers: APNsRequestHeaders(target: .device(tokens[0]), pushType: .alert, topic: ClientHarness.topic),
+            body: try Fixtures.bytes("seeds/legacy-example-4.json"))
+        let arrival = Task { try await other.mock.nextNotification(timeout: .seconds(120)) }
+        _ = try await client.send(invitation)
         let stranger = try alert("Nobody", body: "home").to(tokens[1])
         let rejected = await client.outcome(of: stranger)
         #expect(rejected.failure?.reason == .badDeviceToken)
@@ -65,7 +89,7 @@ import Testing
         #expect(result.status == 0, "browser.py: \(result.stderr)")
         guard result.status == 0 else { return }
         let list = try String(contentsOf: work.appendingPathComponent("list.html"), encoding: .utf8)
-        for text in ["Lunch at noon", "Score 2-0", "400 BadDeviceToken", "silent: wakes the app", "(5)"] {
+        for text in ["Lunch at noon", "Score 2-0", "400 BadDeviceToken", "silent: wakes the app", "(6)", "Jenna and Frank have invited you"] {
             #expect(list.contains(text), "the list shows \(text)")
         }
         // The device view: the badge, the newer of two pushes with one collapse id only, the
@@ -88,5 +112,30 @@ import Testing
         let width = png.count > 24 ? png[16..<20].reduce(0) { $0 << 8 | Int($1) } : 0
         let height = png.count > 24 ? png[20..<24].reduce(0) { $0 << 8 | Int($1) } : 0
         #expect(width > 250 && height > 150, "\(width)x\(height)")
+
+        // The language chosen for the device: the same notification in French.
+        let french = try String(contentsOf: work.appendingPathComponent("devices-language.html"), encoding: .utf8)
+        #expect(french.contains("Jenna et Frank vous invitent à jouer au Monopoly") && !french.contains("have invited you"))
+        // Resend: the mock judged it again; Release: the other mock received it, for the token typed.
+        let resent = try String(contentsOf: work.appendingPathComponent("resend.txt"), encoding: .utf8)
+        #expect(resent.contains("Resent as request 7: accepted"), "\(resent)")
+        let released = try String(contentsOf: work.appendingPathComponent("release.txt"), encoding: .utf8)
+        let delivered = try await arrival.value
+        #expect(released.contains("the other mock accepted it: apns-id \(delivered.apnsID ?? "?")"), "\(released)")
+        #expect(delivered.deviceToken == tokens[2].hex && delivered.isAccepted)
+
+        // axe-core finds no WCAG 2.1 A or AA violation (labels, names, contrast, roles).
+        let audit = try JSONDocument(parsing: Array(try Data(contentsOf: work.appendingPathComponent("axe.json"))))
+        let violations = audit.root["violations"].map { Array($0.elements) } ?? []
+        #expect(violations.isEmpty, "\(violations.map { "\($0["id"]?.stringValue ?? ""): \($0["help"]?.stringValue ?? "") at \($0["nodes"]?.value ?? .null)" })")
+        #expect((audit.root["passes"]?.int64Value ?? 0) > 10, "axe ran its rules")
+        // Dark appearance: the screenshot's top left is dark (the phone's dark wallpaper or the panel).
+        let dark = try [UInt8](Data(contentsOf: work.appendingPathComponent("devices-dark.png")))
+        let light = try ExternalTools.pngPixels(png, at: [(20, 60)])
+        let darkPixels = try ExternalTools.pngPixels(dark, at: [(20, 60)])
+        #expect(light[0].prefix(3).reduce(0, +) > darkPixels[0].prefix(3).reduce(0, +) + 150, "light \(light), dark \(darkPixels)")
+        // A narrow window: one column, nothing wider than the window.
+        let narrow = try JSONDocument(parsing: Array(try Data(contentsOf: work.appendingPathComponent("narrow.json"))))
+        #expect(narrow.root["scrollWidth"]?.int64Value == narrow.root["width"]?.int64Value, "\(narrow.root.value)")
     }
 }

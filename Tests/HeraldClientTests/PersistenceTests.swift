@@ -1,5 +1,8 @@
 import Foundation
 import HeraldAuth
+import HeraldJSON
+import HeraldLocalization
+import HeraldPayload
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -149,5 +152,159 @@ import Testing
         let listing = try await Self.listing(apiPort, "?limit=1000")
         #expect(listing.total == 200)
         for id in answered where !listing.records.contains(id) { Issue.record("\(id) was answered and is not in the database") }
+    }
+
+    /// The API's JSON at `path`, as a document.
+    static func api(_ port: Int, _ path: String, method: String = "GET", body: String? = nil) async throws -> (status: Int, document: JSONDocument?) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "content-type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONDocument(parsing: Array(data)))
+    }
+
+    @Test func devicesFaultsAndChannelsSurviveARestart() async throws {
+        let directory = try TemporaryDirectory()
+        let harness = try await ClientHarness.start {
+            $0.apiPort = 0
+            $0.databasePath = directory.path("mock.db")
+        }
+        let tokens = ClientHarness.tokens(3, salt: 9)
+        let client = try harness.client()
+        for (index, body) in [#"{"aps":{"alert":"one","thread-id":"a","badge":1}}"#, #"{"aps":{"alert":"two","thread-id":"a","badge":2}}"#,
+                               #"{"aps":{"alert":"score 1-0"}}"#, #"{"aps":{"alert":"score 2-0"}}"#, #"{"aps":{"content-available":1}}"#].enumerated() {
+            var headers = APNsRequestHeaders(target: .device(tokens[0]), pushType: index == 4 ? .background : .alert, topic: ClientHarness.topic)
+            if index >= 2 && index < 4 { headers.collapseID = try CollapseID("score") }
+            if index == 4 { headers.priority = .conservePower }
+            _ = try await client.send(APNsRequest(headers: headers, body: Array(body.utf8)))
+        }
+        harness.mock.unregister(tokens[1], at: Date(timeIntervalSince1970: 1_790_000_000))
+        let fault = harness.mock.addFault(try FaultRule(parsing: "status=503/ServiceUnavailable,token=\(tokens[2].hex),times=3"))
+        var noRetry = try harness.client { $0.retry = .never }
+        #expect(await noRetry.outcome(of: ClientHarness.request(to: tokens[2])).failure?.status == 503, "the rule applies once")
+        await noRetry.shutdown()
+        let channel = try await client.createChannel(bundleID: ClientHarness.topic, storesMessages: true)
+        harness.mock.subscribe(tokens[0], toChannel: channel)
+        let live = Payload.liveActivity(event: .update, timestamp: 1_790_000_000, contentState: ["score": "3-1"])
+        _ = try await client.broadcast(live, bundleID: ClientHarness.topic, channelID: channel, expiration: .immediately)
+        await client.shutdown()
+        let before = try #require(harness.mock.device(tokens[0]))
+        await harness.stop()
+
+        let again = try MockAPNsServer(configuration: harness.mock.configuration)
+        try await again.start()
+        defer { Task { await again.stop() } }
+        let restarted = ClientHarness(mock: again, key: harness.key)
+        let after = try #require(again.device(tokens[0]), "the device is back")
+        #expect(after.topic == ClientHarness.topic && after.channels == [channel])
+        #expect(after.device.badge == 2 && before.device.badge == 2)
+        #expect(after.device.groups.map { $0.notifications.map(\.content.body) } == before.device.groups.map { $0.notifications.map(\.content.body) },
+                "the same Notification Center: threads, and the collapsed score shown once")
+        #expect(after.device.groups.flatMap(\.notifications).contains { $0.content.body == "score 2-0" && $0.replacements == 1 })
+        #expect(after.device.backgroundWakes.count == 1 && after.device.activities.count == 1 && after.deliveries == before.deliveries)
+        #expect(again.device(tokens[1])?.unregisteredAt == Date(timeIntervalSince1970: 1_790_000_000))
+        #expect(again.faults.map(\.id) == [fault], "the fault rule, with its id")
+        #expect(again.channels.map(\.id) == [channel])
+
+        let second = try restarted.client { $0.retry = .never }
+        #expect(await second.outcome(of: ClientHarness.request(to: tokens[1])).failure?.reason == .unregistered)
+        // The rule applied once before the restart: twice more, then the token is answered.
+        #expect(await second.outcome(of: ClientHarness.request(to: tokens[2])).failure?.status == 503)
+        #expect(await second.outcome(of: ClientHarness.request(to: tokens[2])).failure?.status == 503)
+        #expect(try await second.send(ClientHarness.request(to: tokens[2])).status == 200)
+        #expect(try await second.channel(channel, bundleID: ClientHarness.topic).storesMessages)
+        await second.shutdown()
+        #expect(again.faults.isEmpty, "used up")
+    }
+
+    /// A bundle with English and French strings for the seed's loc-key example.
+    static func bundle(in directory: TemporaryDirectory) throws -> LocalizationBundle {
+        try directory.write("App/en.lproj/Localizable.strings", #""GAME_PLAY_REQUEST_FORMAT" = "%@ and %@ have invited you to play Monopoly";"#)
+        try directory.write("App/fr.lproj/Localizable.strings", #""GAME_PLAY_REQUEST_FORMAT" = "%@ et %@ vous invitent à jouer au Monopoly";"#)
+        return try LocalizationBundle.load(path: directory.path("App"))
+    }
+
+    @Test func devicesAndRecordsRenderInTheLanguageAsked() async throws {
+        let directory = try TemporaryDirectory()
+        let bundle = try Self.bundle(in: directory)
+        for database in [false, true] {
+            let harness = try await ClientHarness.start {
+                $0.apiPort = 0
+                $0.localization = bundle
+                $0.languages = ["en"]
+                if database { $0.databasePath = directory.path("mock.db") }
+            }
+            let apiPort = try #require(harness.mock.apiPort)
+            let token = ClientHarness.tokens(1, salt: 12)[0]
+            let client = try harness.client()
+            let body = try Fixtures.bytes("seeds/legacy-example-4.json")
+            let id = try await client.send(APNsRequest(headers: APNsRequestHeaders(target: .device(token), pushType: .alert, topic: ClientHarness.topic), body: body)).apnsID
+            await client.shutdown()
+
+            let english = "Jenna and Frank have invited you to play Monopoly"
+            let french = "Jenna et Frank vous invitent à jouer au Monopoly"
+            let status = try #require(try await Self.api(apiPort, "/api/v1/status").document)
+            #expect(status.root["languages"]?.elements.compactMap(\.stringValue) == ["en", "fr"])
+            #expect(try await Self.api(apiPort, "/api/v1/notifications/\(id)").document?.root["rendered"]?["body"]?.stringValue == english)
+            #expect(try await Self.api(apiPort, "/api/v1/notifications/\(id)?lang=fr").document?.root["rendered"]?["body"]?.stringValue == french)
+            let list = try await Self.api(apiPort, "/api/v1/notifications?lang=fr-CA&token=\(token.hex)").document
+            #expect(list?.root["notifications"]?[0]?["rendered"]?["body"]?.stringValue == french, "fr-CA falls back to fr")
+            let device = try await Self.api(apiPort, "/api/v1/devices/\(token.hex)?lang=fr").document
+            #expect(device?.root["language"]?.stringValue == "fr")
+            #expect(device?.root["groups"]?[0]?["notifications"]?[0]?["content"]?["body"]?.stringValue == french)
+            let devices = try await Self.api(apiPort, "/api/v1/devices?lang=en&limit=5").document
+            #expect(devices?.root["devices"]?[0]?["groups"]?[0]?["notifications"]?[0]?["content"]?["body"]?.stringValue == english)
+            await harness.stop()
+        }
+    }
+
+    @Test func resendAndReleaseToAnotherMock() async throws {
+        let other = try await ClientHarness.start()
+        defer { Task { await other.stop() } }
+        var release = other.configuration()
+        release.lintsBeforeSending = true
+        let harness = try await ClientHarness.start {
+            $0.apiPort = 0
+            $0.releaseTarget = ReleaseTarget(name: "the other mock", client: release)
+        }
+        defer { Task { await harness.stop() } }
+        let apiPort = try #require(harness.mock.apiPort)
+        let tokens = ClientHarness.tokens(2, salt: 14)
+        let client = try harness.client()
+        let sent = try await client.send(ClientHarness.request(to: tokens[0]))
+        _ = try await client.createChannel(bundleID: ClientHarness.topic)
+        await client.shutdown()
+
+        // Resend: judged and delivered again by this mock, with a new apns-id.
+        let (resentStatus, resent) = try await Self.api(apiPort, "/api/v1/notifications/\(sent.apnsID)/resend", method: "POST")
+        #expect(resentStatus == 201)
+        let resentID = try #require(resent?.root["apnsId"]?.stringValue)
+        #expect(resentID != sent.apnsID && resent?.root["status"]?.int64Value == 200)
+        #expect(resent?.root["payload"]?["aps"]?["alert"]?["title"]?.stringValue == "Hello")
+        #expect(harness.mock.device(tokens[0])?.deliveries == 2)
+
+        // Release: sent to the other mock through the client, to another token.
+        let arrival = Task { try await other.mock.nextNotification(timeout: .seconds(20)) }
+        let (releaseStatus, released) = try await Self.api(apiPort, "/api/v1/notifications/\(sent.apnsID)/release", method: "POST", body: #"{"token":"\#(tokens[1].hex)"}"#)
+        let record = try await arrival.value
+        #expect(releaseStatus == 200 && released?.root["accepted"]?.boolValue == true, "\(String(describing: released?.root.value))")
+        #expect(released?.root["target"]?.stringValue == "the other mock")
+        #expect(record.deviceToken == tokens[1].hex && record.isAccepted && record.body == ClientHarness.request(to: tokens[0]).body)
+        #expect(released?.root["apnsId"]?.stringValue == record.apnsID)
+
+        // What cannot be resent or released says why.
+        let channelRecord = try #require(harness.mock.notifications().first { $0.kind == .channel })
+        #expect(try await Self.api(apiPort, "/api/v1/notifications/\(channelRecord.id)/resend", method: "POST").status == 400)
+        #expect(try await Self.api(apiPort, "/api/v1/notifications/no-such-id/release", method: "POST").status == 404)
+        let plain = try await ClientHarness.start { $0.apiPort = 0 }
+        defer { Task { await plain.stop() } }
+        let plainClient = try plain.client()
+        let plainID = try await plainClient.send(ClientHarness.request(to: tokens[0])).apnsID
+        await plainClient.shutdown()
+        let off = try await Self.api(try #require(plain.mock.apiPort), "/api/v1/notifications/\(plainID)/release", method: "POST")
+        #expect(off.status == 409 && off.document?.root["error"]?.stringValue?.contains("--release-to") == true)
     }
 }

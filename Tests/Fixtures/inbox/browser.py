@@ -1,12 +1,23 @@
 """Drives headless Chromium over the DevTools protocol against the mock's web inbox.
 
-    browser.py CHROMIUM URL READY_FILE EXPECTED OUT_DIR
+    browser.py CHROMIUM URL READY_FILE EXPECTED OUT_DIR [OPTIONS_JSON]
 
 Opens URL, waits until the page's event stream is open, writes READY_FILE (the test then sends
 EXPECTED notifications), waits until they have arrived through the live stream, and writes
 OUT_DIR/list.html (the whole page), OUT_DIR/detail.html (the detail view of the newest request)
-and OUT_DIR/devices.png (a screenshot of the device view). Exits non-zero with a message on
-any timeout. Needs the `websockets` package (PyPI).
+and OUT_DIR/devices.png (a screenshot of the device view). OPTIONS_JSON may ask for more:
+
+    "language": "fr", "languageText": "…"   choose fr for the first device, wait for the text,
+                                             write devices-language.html
+    "resend": true                           open the first accepted request, press Resend,
+                                             wait for one more request, write resend.txt
+    "releaseToken": "hex"                    then release it to that token, write release.txt
+    "axe": "/path/axe.min.js"                run axe-core (WCAG 2 A and AA rules), write axe.json
+    "narrow": true                           a 400-pixel-wide window: write narrow.json (whether
+                                             anything is wider than the window) and narrow.png
+    "dark": true                             dark appearance: write devices-dark.png
+
+Exits non-zero with a message on any timeout. Needs the `websockets` package (PyPI).
 """
 import asyncio, base64, json, os, re, subprocess, sys, tempfile, threading, time, urllib.request
 
@@ -15,6 +26,7 @@ import websockets
 
 async def main():
     chromium, url, ready, expected, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
     profile = tempfile.mkdtemp(prefix="herald-inbox-")
     browser = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
@@ -85,6 +97,54 @@ async def main():
             shot = await call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
             with open(os.path.join(out, "devices.png"), "wb") as handle:
                 handle.write(base64.b64decode(shot["data"]))
+
+            def write(name, text):
+                with open(os.path.join(out, name), "w") as handle:
+                    handle.write(text)
+
+            if "language" in options:
+                await js("(() => { const s = document.querySelector('#devices select'); s.value = %s;"
+                         " s.dispatchEvent(new Event('change')); return true; })()" % json.dumps(options["language"]))
+                await wait_for("document.getElementById('devices').textContent.includes(%s)" % json.dumps(options["languageText"]),
+                               "the device in " + options["language"], 20)
+                write("devices-language.html", await js("document.getElementById('devices').outerHTML"))
+            if options.get("resend"):
+                count = await js("Number(document.body.dataset.count)")
+                chosen = await js("(() => { const b = [...document.querySelectorAll('#list .row')].find((b) => b.querySelector('.status.accepted'));"
+                                  " b.click(); return b.parentElement.dataset.id; })()")
+                await wait_for("document.getElementById('detail').dataset.record === %s && !!document.getElementById('resend')" % json.dumps(chosen),
+                               "the accepted request's detail with its Resend button", 10)
+                await js("document.getElementById('resend').click(), true")
+                await wait_for("Number(document.body.dataset.count) > %d && document.getElementById('message').textContent.includes('Resent')" % count,
+                               "the resent request", 20)
+                write("resend.txt", await js("document.getElementById('message').textContent"))
+            if "releaseToken" in options:
+                await js("(() => { document.getElementById('release-token').value = %s;"
+                         " document.querySelector('#release-form button').click(); return true; })()" % json.dumps(options["releaseToken"]))
+                await wait_for("/accepted it|did not accept|failed/.test(document.getElementById('release-result').textContent)", "the release's answer", 20)
+                write("release.txt", await js("document.getElementById('release-result').textContent"))
+            if "axe" in options:
+                with open(options["axe"]) as handle:
+                    await js(handle.read() + "; true")
+                result = await js("axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
+                                  ".then((r) => JSON.stringify({violations: r.violations.map((v) => ({id: v.id, impact: v.impact,"
+                                  " help: v.help, nodes: v.nodes.map((n) => n.target.join(' '))})), passes: r.passes.length}))")
+                write("axe.json", result)
+            if options.get("dark"):
+                await js("document.getElementById('theme').click(), true")
+                await asyncio.sleep(0.2)
+                shot = await call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
+                with open(os.path.join(out, "devices-dark.png"), "wb") as handle:
+                    handle.write(base64.b64decode(shot["data"]))
+            if options.get("narrow"):
+                await call("Emulation.setDeviceMetricsOverride", width=400, height=900, deviceScaleFactor=1, mobile=False)
+                await asyncio.sleep(0.3)
+                write("narrow.json", await js("JSON.stringify({scrollWidth: document.documentElement.scrollWidth, width: innerWidth,"
+                                               " wide: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)"
+                                               ".map((e) => e.tagName + (e.id ? '#' + e.id : '')).slice(0, 10)})"))
+                shot = await call("Page.captureScreenshot", format="png")
+                with open(os.path.join(out, "narrow.png"), "wb") as handle:
+                    handle.write(base64.b64decode(shot["data"]))
     finally:
         browser.kill()
         browser.wait()
