@@ -150,7 +150,7 @@ public struct MockConfiguration: Sendable {
 }
 
 /// Where stored notifications are released to, as Mailpit releases a captured message to a real
-/// mail server: a server with credentials (an ``APNsClientConfiguration``) and the name the
+/// mail server: a server with credentials (HeraldClient's `APNsClientConfiguration`) and the name the
 /// inbox shows.
 public struct ReleaseTarget: Sendable {
     /// The name shown in the inbox (`Apple sandbox`, `127.0.0.1:2297`).

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldAuth
 import HeraldClient
+import HeraldLocalization
 import HeraldMock
 import HeraldPayload
 import HeraldProtocol
@@ -15,7 +16,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Start a mock APNs server, send it the example payloads through Herald's client, and keep it running for the web inbox.",
         discussion: """
             The quickest look at Herald: no key, certificate or device needed. It starts the mock \
-            (TLS with a CA made at start-up, a provider key made for the demo), sends the example \
+            (TLS with a CA made at start-up, a provider key made for the demo, a demo app's \
+            strings in English and French), sends the example \
             payloads of Apple's documents through Herald's real HTTP/2 client to a demo device, \
             prints each answer and the inbox address, and serves until Ctrl-C. Open the address in \
             a browser to see the pushes as the device shows them.
@@ -69,6 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.channelPort = 0
         configuration.transport = .generatedTLS
         configuration.keys = [key.publicKey]
+        configuration.localization = Self.strings
         let (server, logger) = try await MockCommand.start(configuration, label: "herald.demo")
         let folder = dir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-demo-\(server.port)")
         let keyFile = (folder as NSString).appendingPathComponent("AuthKey_\(Self.keyID).p8")
@@ -136,6 +139,20 @@ struct DemoCommand: AsyncParsableCommand {
         }
         if failed > 0 { throw ExitStatus.failure }
     }
+
+    /// The demo app's strings: the Localizable.strings of the same guide (its positional
+    /// example), and a French translation, so the localized examples render and the inbox can
+    /// show the device in either language.
+    static let strings = LocalizationBundle(
+        tables: [
+            "en": ["Localizable": StringsTable(strings: [
+                "GAME_PLAY_REQUEST_FORMAT": "%@ and %@ have invited you to play Monopoly", "PLAY": "Play",
+            ])],
+            "fr": ["Localizable": StringsTable(strings: [
+                "GAME_PLAY_REQUEST_FORMAT": "%@ et %@ vous invitent à jouer au Monopoly", "PLAY": "Jouer",
+            ])],
+        ],
+        developmentRegion: "en")
 
     /// The example payloads of Apple's documents ("Generating a remote notification" listings 1
     /// to 3, and the examples of "Examples of JSON Payloads" in the older Local and Remote

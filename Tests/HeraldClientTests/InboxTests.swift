@@ -138,4 +138,42 @@ import Testing
         let narrow = try JSONDocument(parsing: Array(try Data(contentsOf: work.appendingPathComponent("narrow.json"))))
         #expect(narrow.root["scrollWidth"]?.int64Value == narrow.root["width"]?.int64Value, "\(narrow.root.value)")
     }
+
+    /// `herald mock --db`: after a restart on the same file the page shows the same requests and
+    /// the same lock screen, rebuilt from the database.
+    @Test func aRestartedMockShowsTheSameInbox() async throws {
+        let chromium = try ExternalTools.require("chromium", "chromium-browser", "google-chrome", package: "chromium")
+        try ExternalTools.requirePython(modules: "websockets", package: "websockets")
+        let python = try ExternalTools.require("python3", package: "python3")
+        let directory = try TemporaryDirectory()
+        let harness = try await ClientHarness.start {
+            $0.apiPort = 0
+            $0.databasePath = directory.path("mock.db")
+        }
+        let token = ClientHarness.tokens(1, salt: 21)[0]
+        let client = try harness.client()
+        for (title, collapse) in [("Kick-off", nil), ("Goal 1-0", "score"), ("Goal 2-0", "score")] as [(String, String?)] {
+            let payload = try Payload(decoding: #"{"aps":{"alert":{"title":"\#(title)","body":"Cup final"},"badge":3}}"#)
+            _ = try await client.send(APNsRequest(payload: payload, to: token, topic: ClientHarness.topic, collapseID: collapse.map { try CollapseID($0) }))
+        }
+        await client.shutdown()
+        await harness.stop()
+
+        let again = try MockAPNsServer(configuration: harness.mock.configuration)
+        try await again.start()
+        defer { Task { await again.stop() } }
+        let apiPort = try #require(again.apiPort)
+        let work = try TemporaryDirectory()
+        let result = try await ExternalTools.executeInBackground(
+            python, [Fixtures.url("inbox/browser.py").path, chromium, "http://127.0.0.1:\(apiPort)/", work.path("ready"), "0", work.path],
+            timeout: .seconds(120))
+        #expect(result.status == 0, "browser.py: \(result.stderr)")
+        guard result.status == 0 else { return }
+        let page = try String(decoding: work.read("list.html"), as: UTF8.self)
+        #expect(page.contains("(3)"), "the three requests")
+        let devices = try #require(page.range(of: "id=\"devices\"").map { String(page[$0.lowerBound...]) })
+        #expect(devices.contains("Goal 2-0") && !devices.contains("Goal 1-0") && devices.contains("+1 more in this app"), "the lock screen as it was: the goal replaced, the kick-off stacked below")
+        #expect(page.contains("Kick-off"))
+        #expect(devices.contains("aria-label=\"badge 3\""))
+    }
 }
