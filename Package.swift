@@ -5,6 +5,7 @@
 // Layers (each imports only the layers below it, see ENGINEERING.md §1):
 //
 //   herald (CLI)
+//   HeraldGateway                   (Hummingbird, SQLite, PostgreSQL; sends through HeraldClient)
 //   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
 //   HeraldClient                    (SwiftNIO, TLS, its own HTTP/2 client session)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "HeraldAuth", targets: ["HeraldAuth"]),
         .library(name: "HeraldMock", targets: ["HeraldMock"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldGateway", targets: ["HeraldGateway"]),
         .executable(name: "herald", targets: ["herald"]),
         // Fixtures, generators and property checks for Herald's own tests and fuzzers.
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
@@ -51,8 +53,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        // `herald mock --db`: the persistent store (SQLite bundled, no system library).
+        // `herald mock --db` and `herald serve --db`: SQLite (bundled, no system library).
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        // `herald serve --postgres`: the gateway's store for several processes.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `herald bench send`: latency percentiles.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
@@ -105,10 +109,29 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        .target(
+            name: "HeraldGateway",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth", "HeraldMock", "HeraldClient",
+                "HeraldGateway",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

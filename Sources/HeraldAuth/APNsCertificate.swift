@@ -168,6 +168,18 @@ public struct APNsCertificateIdentity: Sendable, CustomStringConvertible {
         try self.init(chain: bundle.certificateChain, key: bundle.privateKey, source: path)
     }
 
+    /// Reads a PKCS#12 file's bytes (`.p12`, as sent to an API) protected by `passphrase`;
+    /// `source` names it in errors.
+    public init(pkcs12 bytes: [UInt8], passphrase: String, source: String = "the .p12 certificate") throws(CredentialError) {
+        let bundle: NIOSSLPKCS12Bundle
+        do {
+            bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array(passphrase.utf8))
+        } catch {
+            throw CredentialError(source: source, problem: "not a PKCS#12 file, or the password is wrong")
+        }
+        try self.init(chain: bundle.certificateChain, key: bundle.privateKey, source: source)
+    }
+
     /// Loads a PEM certificate (with any intermediates after it) and its PEM private key,
     /// decrypting the key with `passphrase` when it is encrypted.
     public init(certificatePEMFile certificatePath: String, privateKeyPEMFile keyPath: String, passphrase: String? = nil) throws(CredentialError) {

@@ -10,7 +10,7 @@ import Darwin
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Apple Push Notification tools: format, lint and preview payloads; run a mock APNs server; send.",
+        abstract: "Apple Push Notification tools: format, lint and preview payloads; run a mock APNs server; send; run a push gateway.",
         discussion: """
             A payload is the JSON body of an APNs request: an "aps" dictionary for the system and \
             your own keys beside it. Herald measures payloads in bytes exactly as APNs does.
@@ -19,7 +19,7 @@ struct Herald: AsyncParsableCommand {
             unanswered); 2 bad arguments or unreadable input. Each command's --help says more.
             """,
         version: "0.1.0",
-        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, DemoCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self]
+        subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, DemoCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self, ServeCommand.self]
     )
 }
 

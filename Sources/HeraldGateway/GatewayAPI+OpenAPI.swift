@@ -1,0 +1,149 @@
+import HeraldJSON
+
+extension GatewayAPI {
+    /// The OpenAPI 3.1 document of the gateway's API, served at `/v1/openapi.json`.
+    static let openAPIDocument: JSONValue = {
+        func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+        func json(_ description: String, _ schema: JSONValue) -> JSONValue {
+            ["description": .string(description), "content": ["application/json": ["schema": schema]]]
+        }
+        let error = json("An error: what is wrong, and where (a JSON Pointer into the body)", ref("Error"))
+        let done: JSONValue = ["description": "Done"]
+        func parameter(_ name: String, in location: String = "query", _ schema: JSONValue, _ description: String) -> JSONValue {
+            ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
+        }
+        let string: JSONValue = ["type": "string"]
+        let integer: JSONValue = ["type": "integer"]
+        let app = parameter("app", in: "path", string, "The app's id")
+        let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
+        func body(_ schema: JSONValue) -> JSONValue { ["required": true, "content": ["application/json": ["schema": schema]]] }
+        func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {
+            var members = JSONObject()
+            for (name, schema) in properties { members.members.append(.init(key: name, value: schema)) }
+            return ["type": "object", "properties": .object(members), "required": .array(required.map { .string($0) })]
+        }
+        let authenticated: (JSONObject) -> JSONValue = { operation in
+            var operation = operation
+            operation.members.append(.init(key: "security", value: [["apiKey": []]]))
+            var responses = operation["responses"]?.objectValue ?? JSONObject()
+            responses.members.append(.init(key: "401", value: error))
+            responses.members.append(.init(key: "403", value: error))
+            operation.members.removeAll { $0.key == "responses" }
+            operation.members.append(.init(key: "responses", value: .object(responses)))
+            return .object(operation)
+        }
+        let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^[0-9a-fA-F]{64,200}$"], "minItems": 1]
+        let paths: JSONValue = [
+            "/healthz": ["get": ["summary": "Alive", "responses": ["200": json("Alive", object([("status", string)]))]]],
+            "/readyz": ["get": ["summary": "Ready: the database answers and the process takes requests", "responses": [
+                "200": json("Ready", object([("status", string)])), "503": error,
+            ]]],
+            "/metrics": ["get": ["summary": "Prometheus metrics", "responses": ["200": ["description": "The text exposition format", "content": ["text/plain": ["schema": string]]]]]],
+            "/v1/openapi.json": ["get": ["summary": "This document", "responses": ["200": json("OpenAPI 3.1", ["type": "object"])]]],
+            "/v1/apps": [
+                "post": authenticated([
+                    "summary": "Register an app with its credentials (administrators)", "requestBody": body(ref("AppDefinition")),
+                    "responses": ["201": json("The app, credentials hidden", ref("App")), "400": error, "409": error],
+                ]),
+                "get": authenticated(["summary": "The apps the key may use", "responses": ["200": json("Apps", object([("apps", ["type": "array", "items": ref("App")])]))]]),
+            ],
+            "/v1/apps/{app}": [
+                "get": authenticated(["summary": "An app, credentials hidden", "parameters": [app], "responses": ["200": json("The app", ref("App")), "404": error]]),
+                "delete": authenticated(["summary": "Delete an app with its devices, notifications and outcomes (administrators)", "parameters": [app], "responses": ["204": done, "404": error]]),
+            ],
+            "/v1/keys": [
+                "post": authenticated([
+                    "summary": "Make an API key, for every app (no apps) or for some (administrators)",
+                    "requestBody": body(object([("name", string), ("apps", ["type": "array", "items": string])], required: ["name"])),
+                    "responses": ["201": json("The key: shown once", ref("Key")), "400": error],
+                ]),
+                "get": authenticated(["summary": "The keys (never their secrets)", "responses": ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))]]),
+            ],
+            "/v1/keys/{id}": [
+                "delete": authenticated(["summary": "Revoke a key", "parameters": [parameter("id", in: "path", string, "The key's id")], "responses": ["204": done, "404": error]]),
+            ],
+            "/v1/apps/{app}/devices": [
+                "post": authenticated([
+                    "summary": "Register device tokens (a dead token registered again is active again), with tags for audiences",
+                    "parameters": [app], "requestBody": body(object([("tokens", tokens), ("tags", ["type": "array", "items": string])], required: ["tokens"])),
+                    "responses": ["200": json("How many", object([("registered", integer)])), "400": error, "404": error],
+                ]),
+                "get": authenticated([
+                    "summary": "Registered devices in token order",
+                    "parameters": [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
+                                   parameter("tag", string, "Only devices with this tag"), parameter("after", string, "The token to continue after (paging)"), limit],
+                    "responses": ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error],
+                ]),
+            ],
+            "/v1/apps/{app}/devices/{token}": [
+                "delete": authenticated(["summary": "Forget a device", "parameters": [app, parameter("token", in: "path", string, "The device token")], "responses": ["204": done, "400": error, "404": error]]),
+            ],
+            "/v1/apps/{app}/notifications": [
+                "post": authenticated([
+                    "summary": "Submit a notification for devices; acknowledged once stored. Refused, with the lint findings, when APNs would reject it",
+                    "parameters": [app, parameter("Idempotency-Key", in: "header", string, "Makes a retried submission a no-op: the same key and body answer the first notification")],
+                    "requestBody": body(ref("Submission")),
+                    "responses": [
+                        "202": json("Queued", ref("Notification")), "200": json("Already submitted with this Idempotency-Key", ref("Notification")),
+                        "400": error, "404": error, "409": error, "413": error, "422": json("APNs would reject it (with the findings)", ref("Error")),
+                    ],
+                ]),
+            ],
+            "/v1/apps/{app}/notifications/{id}": [
+                "get": authenticated([
+                    "summary": "A notification and its deliveries counted by state", "parameters": [app, parameter("id", in: "path", string, "The notification's id")],
+                    "responses": ["200": json("The notification", ref("Notification")), "404": error],
+                ]),
+            ],
+            "/v1/apps/{app}/notifications/{id}/deliveries": [
+                "get": authenticated([
+                    "summary": "Each token's outcome, in order",
+                    "parameters": [app, parameter("id", in: "path", string, "The notification's id"),
+                                   parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
+                                   parameter("after", integer, "The delivery id to continue after (paging)"), limit],
+                    "responses": ["200": json("Deliveries", object([("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]])])), "400": error, "404": error],
+                ]),
+            ],
+        ]
+        let nullableString: JSONValue = ["type": ["string", "null"]]
+        let nullableInteger: JSONValue = ["type": ["integer", "null"]]
+        return [
+            "openapi": "3.1.0",
+            "info": ["title": "Herald gateway", "version": "1", "description": "Queues notifications durably and sends them to APNs; every token's outcome can be looked up."],
+            "paths": paths,
+            "components": [
+                "securitySchemes": ["apiKey": ["type": "http", "scheme": "bearer", "description": "An API key made by POST /v1/keys (or the administrator's key shown at first start)"]],
+                "schemas": [
+                    "Error": object([("error", string), ("pointer", string), ("reason", string), ("findings", ["type": "array", "items": ref("Finding")])], required: ["error"]),
+                    "Finding": object([("rule", string), ("severity", string), ("message", string), ("pointer", nullableString), ("line", nullableInteger), ("column", nullableInteger)]),
+                    "AppDefinition": object([
+                        ("id", string), ("bundleId", string), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
+                        ("server", object([("host", string), ("port", integer), ("caCertificate", string), ("plaintext", ["type": "boolean"])], required: ["host", "port"])),
+                        ("token", object([("key", string), ("keyId", string), ("teamId", string)], required: ["key", "keyId", "teamId"])),
+                        ("certificate", object([("p12", string), ("password", string)], required: ["p12"])),
+                        ("rateLimit", integer), ("concurrency", integer),
+                        ("webhook", object([("url", string), ("secret", string), ("events", ["type": "array", "items": ["type": "string", "enum": ["token.dead", "delivery.accepted", "delivery.rejected", "delivery.expired"]]])], required: ["url", "secret"])),
+                    ], required: ["bundleId"]),
+                    "App": ["type": "object", "description": "An app as registered, with its key, certificate and webhook secret hidden"],
+                    "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", integer)], required: ["id", "name"]),
+                    "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableInteger), ("updatedAt", integer)]),
+                    "Submission": object([
+                        ("payload", ["type": "object"]), ("pushType", string), ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", string),
+                        ("collapseId", string), ("expiration", ["type": "integer", "minimum": 0]), ("tokens", tokens),
+                        ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", string)], required: ["tag"])]]),
+                    ], required: ["payload"]),
+                    "Notification": object([
+                        ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),
+                        ("counts", ["type": "object", "additionalProperties": integer]), ("headers", ["type": "object"]), ("createdAt", integer),
+                        ("retryUntil", integer), ("warnings", ["type": "array", "items": ref("Finding")]),
+                    ], required: ["id", "app", "status", "tokens", "counts"]),
+                    "Delivery": object([
+                        ("id", integer), ("token", string), ("apnsId", string),
+                        ("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]]),
+                        ("attempts", integer), ("status", nullableInteger), ("reason", nullableString), ("unregisteredAt", nullableInteger), ("updatedAt", integer),
+                    ]),
+                ],
+            ],
+        ]
+    }()
+}

@@ -1,0 +1,57 @@
+import CoreMetrics
+import Metrics
+import Prometheus
+import Synchronization
+
+/// The gateway's Prometheus metrics, in a registry of its own:
+///
+/// - `herald_gateway_submissions_total{result}`: requests to submit (`accepted`, `replayed`,
+///   `refused`, `conflict`), and `herald_gateway_submitted_tokens_total`.
+/// - `herald_gateway_deliveries_total{state, reason}`: outcomes recorded (`accepted`,
+///   `rejected`, `expired`, `retry`).
+/// - `herald_gateway_sent_total`, `herald_gateway_send_seconds` (latency per attempt),
+///   `herald_gateway_in_flight`.
+/// - `herald_gateway_queue_waiting`, `herald_gateway_queue_due`: deliveries waiting, and due now.
+/// - `herald_gateway_webhooks_total{result}` (`sent`, `retry`, `failed`).
+final class GatewayMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    let sent: CoreMetrics.Counter
+    let submittedTokens: CoreMetrics.Counter
+    let latency: CoreMetrics.Timer
+    let inFlight: CoreMetrics.Gauge
+    let queueWaiting: CoreMetrics.Gauge
+    let queueDue: CoreMetrics.Gauge
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        sent = CoreMetrics.Counter(label: "herald_gateway_sent_total", factory: factory)
+        submittedTokens = CoreMetrics.Counter(label: "herald_gateway_submitted_tokens_total", factory: factory)
+        latency = CoreMetrics.Timer(label: "herald_gateway_send_seconds", factory: factory)
+        inFlight = CoreMetrics.Gauge(label: "herald_gateway_in_flight", factory: factory)
+        queueWaiting = CoreMetrics.Gauge(label: "herald_gateway_queue_waiting", factory: factory)
+        queueDue = CoreMetrics.Gauge(label: "herald_gateway_queue_due", factory: factory)
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
+            counters[key] = counter
+            return counter
+        }
+    }
+
+    func submission(_ result: String) { counter("herald_gateway_submissions_total", [("result", result)]).increment() }
+
+    func delivery(_ state: String, reason: String?) {
+        counter("herald_gateway_deliveries_total", [("state", state), ("reason", reason ?? "")]).increment()
+    }
+
+    func webhook(_ result: String) { counter("herald_gateway_webhooks_total", [("result", result)]).increment() }
+
+    /// The text exposition format.
+    func exposition() -> [UInt8] { registry.emitToBuffer() }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The gateway's tables, one schema in two dialects, and the versioned migrations that build
+/// them. A migration is applied once, in a transaction, in order; `herald_gateway_schema` holds
+/// the versions applied.
+enum GatewaySchema {
+    enum Dialect { case sqlite, postgres }
+
+    /// The version this build writes.
+    static let version = 1
+
+    static func migrations(for dialect: Dialect) -> [(version: Int, statements: [String])] {
+        let postgres = dialect == .postgres
+        let serial = postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY"
+        let bytes = postgres ? "BYTEA" : "BLOB"
+        return [
+            (1, [
+                "CREATE TABLE apps (id TEXT PRIMARY KEY, definition TEXT NOT NULL, created_at BIGINT NOT NULL)",
+                "CREATE TABLE api_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, apps TEXT NOT NULL, created_at BIGINT NOT NULL)",
+                // tags: ",beta,staff," so that a tag is found with its commas around it.
+                """
+                CREATE TABLE devices (
+                    app_id TEXT NOT NULL, token TEXT NOT NULL, state TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '',
+                    reason TEXT, dead_at BIGINT, updated_at BIGINT NOT NULL, PRIMARY KEY (app_id, token))
+                """,
+                """
+                CREATE TABLE jobs (
+                    id TEXT PRIMARY KEY, app_id TEXT NOT NULL, idempotency_key TEXT, request_hash TEXT NOT NULL,
+                    headers TEXT NOT NULL, payload \(bytes) NOT NULL, expires_at BIGINT NOT NULL, token_count INTEGER NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """,
+                "CREATE UNIQUE INDEX jobs_idempotency ON jobs (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL",
+                // due_at: when a queued delivery may be sent, or when a claim's lease ends (then
+                // another worker may take it over). Final states leave the partial index.
+                """
+                CREATE TABLE deliveries (
+                    id \(serial), job_id TEXT NOT NULL, app_id TEXT NOT NULL, token TEXT NOT NULL, apns_id TEXT NOT NULL,
+                    state TEXT NOT NULL, due_at BIGINT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, claimed_by TEXT,
+                    reclaimed_from TEXT, status INTEGER, reason TEXT, unregistered_at BIGINT, updated_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX deliveries_job ON deliveries (job_id, id)",
+                "CREATE INDEX deliveries_app ON deliveries (app_id)",
+                "CREATE INDEX deliveries_due ON deliveries (due_at, id) WHERE state IN ('queued', 'claimed')",
+                """
+                CREATE TABLE webhook_events (
+                    id \(serial), app_id TEXT NOT NULL, body TEXT NOT NULL, state TEXT NOT NULL, due_at BIGINT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0, claimed_by TEXT, last_error TEXT, created_at BIGINT NOT NULL, sent_at BIGINT)
+                """,
+                "CREATE INDEX webhook_events_due ON webhook_events (due_at, id) WHERE state IN ('queued', 'claimed')",
+                "CREATE INDEX webhook_events_app ON webhook_events (app_id)",
+            ]),
+        ]
+    }
+
+    /// `,beta,staff,`: each tag between commas (tags hold no commas).
+    static func encodeTags(_ tags: [String]) -> String {
+        tags.isEmpty ? "" : "," + tags.joined(separator: ",") + ","
+    }
+
+    static func decodeTags(_ text: String) -> [String] {
+        text.split(separator: ",").map(String.init)
+    }
+
+    /// `*` (every app) or the app ids joined by newlines.
+    static func encodeApps(_ apps: [String]?) -> String {
+        apps.map { $0.joined(separator: "\n") } ?? "*"
+    }
+
+    static func decodeApps(_ text: String) -> [String]? {
+        text == "*" ? nil : text.split(separator: "\n").map(String.init)
+    }
+}
+
+/// The store cannot be used: why.
+struct GatewayStoreError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

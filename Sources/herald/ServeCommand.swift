@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import HeraldGateway
+import Logging
+import ServiceLifecycle
+
+/// `herald serve`: the push gateway.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run a push gateway: a REST API that queues notifications durably and sends them to APNs.",
+        discussion: """
+            Your backend hands notifications to the gateway instead of calling APNs from its request \
+            handlers: POST /v1/apps/<app>/notifications with the payload and the device tokens (or a \
+            stored audience) is acknowledged once stored; workers send at APNs' pace through \
+            Herald's client, retry what may be retried until the notification expires, mark tokens \
+            APNs calls dead (later submissions skip them), and keep every token's outcome \
+            (GET /v1/apps/<app>/notifications/<id>/deliveries). A payload APNs would reject is \
+            refused at the door, with the lint findings.
+
+            One machine: SQLite.
+              herald serve --db gateway.db
+            Several processes or machines: one PostgreSQL database for all of them. Workers claim \
+            deliveries with SELECT ... FOR UPDATE SKIP LOCKED; a process that dies loses nothing \
+            (its claims run out after --claim-lease seconds and another process sends them, with \
+            the same apns-id, so a receiver can tell a resend).
+              herald serve --postgres postgres://herald:secret@db.internal:5432/herald
+
+            At first start an administrator API key is made and printed once (or set one with \
+            --admin-key-env VAR). With it, register an app and its credentials:
+              curl -H "Authorization: Bearer $KEY" -d @app.json http://127.0.0.1:8080/v1/apps
+            where app.json is {"bundleId": "com.example.app", "environment": "production", \
+            "token": {"key": "<the .p8 file's text>", "keyId": "ABC123DEFG", "teamId": \
+            "DEF123GHIJ"}} (or "certificate": {"p12": "<base64>", "password": "..."}; a \
+            "server": {"host", "port", "caCertificate"} sends to a herald mock instead; "webhook": \
+            {"url", "secret", "events"} posts outcomes, signed with an HMAC in Herald-Signature). \
+            Then send:
+              curl -H "Authorization: Bearer $KEY" -H "Idempotency-Key: order-1234" \\
+                  -d '{"payload":{"aps":{"alert":"Hello"}},"tokens":["740f4707..."]}' \\
+                  http://127.0.0.1:8080/v1/apps/com.example.app/notifications
+
+            Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
+            send rate, outcomes by reason, retries, latency), /v1/openapi.json for the API. \
+            SIGTERM or SIGINT stops gracefully: the API stops taking requests, sends in flight \
+            finish and are recorded, and what was claimed and not sent is given back.
+
+            Exit status: 0 stopped normally, 2 bad arguments or a database that cannot be used.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The SQLite file to keep everything in (created if missing); for one gateway process.", valueName: "FILE"))
+    var db: String?
+
+    @Option(help: ArgumentHelp("A PostgreSQL URL (postgres://user:password@host:port/database[?sslmode=disable|require]) shared by every gateway process.", valueName: "URL"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("The address to bind (default 127.0.0.1; 0.0.0.0 for every interface).", valueName: "HOST"))
+    var host: String = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("The API port (default 8080; 0 picks one).", valueName: "PORT"))
+    var port: Int = 8080
+
+    @Option(name: .customLong("admin-key-env"), help: ArgumentHelp("An environment variable holding the administrator's API key (made and printed at first start otherwise).", valueName: "VAR"))
+    var adminKeyVariable: String?
+
+    @Option(name: .customLong("in-flight"), help: ArgumentHelp("Deliveries this process holds at once (default 2000).", valueName: "N"))
+    var inFlight: Int = 2_000
+
+    @Option(name: .customLong("claim-lease"), help: ArgumentHelp("Seconds a claim holds a delivery before another process may take it over (default 60).", valueName: "SECONDS"))
+    var claimLease: Double = 60
+
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds one send may take, retries within it included (default 30).", valueName: "SECONDS"))
+    var requestTimeout: Double = 30
+
+    @Option(name: .customLong("retry-window"), help: ArgumentHelp("Hours a notification without an expiration is retried (default 24).", valueName: "HOURS"))
+    var retryWindow: Double = 24
+
+    @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")
+    var apiOnly = false
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (default info).", valueName: "LEVEL"))
+    var log: String = "info"
+
+    func validate() throws {
+        guard (db == nil) != (postgres == nil) else {
+            throw ValidationError("give one database: --db FILE (SQLite, one process) or --postgres URL (any number of processes)")
+        }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port \(port) is not a port (0 to 65535)") }
+        guard inFlight >= 1 else { throw ValidationError("--in-flight is at least 1") }
+        guard requestTimeout > 0, claimLease > requestTimeout else {
+            throw ValidationError("--claim-lease (\(claimLease) s) must be longer than --request-timeout (\(requestTimeout) s), or claims run out mid-send")
+        }
+        guard retryWindow > 0 else { throw ValidationError("--retry-window is a positive number of hours") }
+        guard Logger.Level(rawValue: log) != nil else { throw ValidationError("--log is trace, debug, info, notice, warning or error") }
+    }
+
+    func run() async throws {
+        var configuration = GatewayConfiguration(database: db.map { .sqlite(path: $0) } ?? .postgres(url: postgres!))
+        configuration.host = host
+        configuration.port = port
+        configuration.maximumInFlight = inFlight
+        configuration.claimBatch = min(500, inFlight)
+        configuration.claimLease = .milliseconds(Int64(claimLease * 1000))
+        configuration.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
+        configuration.retryWindow = .milliseconds(Int64(retryWindow * 3_600_000))
+        configuration.runsWorkers = !apiOnly
+        var logger = Logger(label: "herald.gateway")
+        logger.logLevel = Logger.Level(rawValue: log) ?? .info
+        configuration.logger = logger
+        if let adminKeyVariable {
+            guard let key = ProcessInfo.processInfo.environment[adminKeyVariable], key.utf8.count >= 16 else {
+                throw UsageError(message: "--admin-key-env \(adminKeyVariable): the variable is unset or shorter than 16 characters")
+            }
+            configuration.adminKey = key
+        }
+        let server: GatewayServer
+        do {
+            server = try await GatewayServer.open(configuration: configuration)
+            try await server.start()
+        } catch {
+            throw UsageError(message: "cannot start the gateway: \(error)")
+        }
+        let database = db.map { "SQLite \($0)" } ?? "PostgreSQL \(Self.redacted(postgres!))"
+        var lines = [
+            "herald serve: the gateway's API on http://\(host):\(server.port ?? port)/ (\(database); worker \(server.workerName)\(apiOnly ? ", API only" : ""))",
+            "  OpenAPI    http://\(host):\(server.port ?? port)/v1/openapi.json",
+            "  metrics    http://\(host):\(server.port ?? port)/metrics",
+        ]
+        if let key = server.generatedAdminKey {
+            lines.append("  admin key  \(key)")
+            lines.append("             (shown once: keep it; make scoped keys with POST /v1/keys)")
+        }
+        print(lines.joined(separator: "\n"))
+        fflush(nil)
+        // The server is started: the group only waits for the signal and stops it.
+        let group = ServiceGroup(configuration: .init(services: [StopOnShutdown(server: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        print("herald serve: stopped")
+    }
+
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "****"
+        return components.string ?? url
+    }
+}
+
+/// Waits for graceful shutdown, then stops the (already started) gateway.
+private struct StopOnShutdown: Service {
+    let server: GatewayServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
