@@ -178,5 +178,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldGatewayTests",
+            dependencies: [
+                "herald", "HeraldGateway", "HeraldMock", "HeraldClient", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

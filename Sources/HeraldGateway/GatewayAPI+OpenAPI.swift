@@ -135,7 +135,7 @@ extension GatewayAPI {
                     "Notification": object([
                         ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),
                         ("counts", ["type": "object", "additionalProperties": integer]), ("headers", ["type": "object"]), ("createdAt", integer),
-                        ("retryUntil", integer), ("warnings", ["type": "array", "items": ref("Finding")]),
+                        ("retryUntil", integer), ("findings", ["type": "array", "items": ref("Finding")]),
                     ], required: ["id", "app", "status", "tokens", "counts"]),
                     "Delivery": object([
                         ("id", integer), ("token", string), ("apnsId", string),

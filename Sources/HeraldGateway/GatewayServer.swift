@@ -209,7 +209,8 @@ public final class GatewayServer: Service, Sendable {
     static func acknowledgement(_ summary: JobSummary, findings: [HeraldLint.LintDiagnostic]) -> JSONValue {
         var value = GatewayAPI.jobValue(summary)
         if case .object(var object) = value {
-            object.members.append(.init(key: "warnings", value: .array(findings.map(GatewayAPI.findingValue))))
+            // What the linter found that APNs does not reject (the device may still ignore it).
+            object.members.append(.init(key: "findings", value: .array(findings.map(GatewayAPI.findingValue))))
             value = .object(object)
         }
         return value

@@ -11,6 +11,10 @@ public enum ExternalTools {
     /// Why a tool could not be used.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// What a finished child process left behind.

@@ -1,0 +1,250 @@
+import Foundation
+@testable import HeraldGateway
+import HeraldJSON
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// The gateway's API against the mock as APNs: submissions, outcomes, idempotency, the door,
+/// dead tokens, retries, audiences, keys, apps.
+@Suite(.serialized) struct GatewayAPITests {
+    @Test(arguments: GatewayHarness.Backend.allCases)
+    func everyTokenGetsAnOutcomeThatAgreesWithAPNs(_ backend: GatewayHarness.Backend) async throws {
+        let harness = try await GatewayHarness.start(backend)
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let tokens = GatewayHarness.tokens(300, salt: 1)
+        harness.mock.unregister(tokens[10], at: Date(timeIntervalSince1970: 1_790_000_000.25))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=400/BadDeviceToken,token=\(tokens[20].hex)"))
+        let job = try await harness.submit(tokens: tokens)
+        let summary = try await harness.waitUntilDone(job)
+        #expect(summary.root["counts"]?["accepted"]?.int64Value == 298 && summary.root["counts"]?["rejected"]?.int64Value == 2)
+        let deliveries = try await harness.deliveries(job)
+        #expect(deliveries.count == 300)
+        #expect(deliveries.compactMap { $0["token"]?.stringValue } == tokens.map(\.hex), "one outcome per token, in order")
+        let gone = try #require(deliveries.first { $0["token"]?.stringValue == tokens[10].hex })
+        #expect(gone["state"]?.stringValue == "rejected" && gone["reason"]?.stringValue == "Unregistered" && gone["status"]?.int64Value == 410)
+        #expect(gone["unregisteredAt"]?.int64Value == 1_790_000_000_250, "the 410's timestamp, to the millisecond")
+        #expect(deliveries.first { $0["token"]?.stringValue == tokens[20].hex }?["reason"]?.stringValue == "BadDeviceToken")
+
+        // The mock's records agree: each accepted delivery's apns-id was accepted there, once.
+        var query = NotificationQuery()
+        query.limit = 1_000_000
+        var acceptedByMock: [String: Int] = [:]
+        for record in harness.mock.notifications(query) where record.isAccepted { acceptedByMock[record.apnsID ?? "", default: 0] += 1 }
+        for delivery in deliveries where delivery["state"]?.stringValue == "accepted" {
+            #expect(acceptedByMock[delivery["apnsId"]?.stringValue ?? ""] == 1)
+        }
+        #expect(acceptedByMock.count == 298)
+
+        // Both tokens are dead now: a new notification skips them and sends the rest.
+        let dead = try await harness.call("GET", "/v1/apps/\(GatewayHarness.bundleID)/devices?state=dead").1
+        #expect(Set(dead?.root["devices"]?.elements.compactMap { $0["token"]?.stringValue } ?? []) == [tokens[10].hex, tokens[20].hex])
+        let second = try await harness.submit(tokens: tokens)
+        let again = try await harness.waitUntilDone(second)
+        #expect(again.root["counts"]?["skipped"]?.int64Value == 2 && again.root["counts"]?["accepted"]?.int64Value == 298)
+        #expect(harness.mock.notifications(query).count == 300 + 298, "skipped tokens were not sent")
+    }
+
+    @Test func resubmittingWithTheSameIdempotencyKeyIsANoOp() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let tokens = GatewayHarness.tokens(20, salt: 2)
+        let body = #"{"payload":{"aps":{"alert":"Once"}},"tokens":[\#(tokens.map { "\"\($0.hex)\"" }.joined(separator: ","))]}"#
+        let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
+        let (first, firstBody, _) = try await harness.raw("POST", path, body, headers: ["Idempotency-Key": "order-1"])
+        #expect(first == 202)
+        let id = try #require(try JSONDocument(parsing: firstBody).root["id"]?.stringValue)
+        _ = try await harness.waitUntilDone(id)
+        // Retried (the same body, spaced differently): the same notification, nothing sent again.
+        let (replay, replayBody, response) = try await harness.raw("POST", path, body.replacingOccurrences(of: ",", with: ", "), headers: ["Idempotency-Key": "order-1"])
+        let replayed = try JSONDocument(parsing: replayBody)
+        #expect(replay == 200 && replayed.root["id"]?.stringValue == id)
+        #expect(response?.value(forHTTPHeaderField: "Idempotent-Replayed") == "true")
+        #expect(harness.mock.notifications().count == 20)
+        let (conflict, conflictBody) = try await harness.call("POST", path, body.replacingOccurrences(of: "Once", with: "Twice"), headers: ["Idempotency-Key": "order-1"])
+        #expect(conflict == 409 && conflictBody?.root["error"]?.stringValue?.contains(id) == true)
+        #expect(try await harness.call("POST", path, body, headers: ["Idempotency-Key": ""]).0 == 400)
+        // At the same moment from several callers: one notification.
+        let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await harness.call("POST", path, body, headers: ["Idempotency-Key": "order-2"]).1?.root["id"]?.stringValue }
+            }
+            var ids = Set<String>()
+            for try await id in group { if let id { ids.insert(id) } }
+            return ids
+        }
+        #expect(ids.count == 1)
+        _ = try await harness.waitUntilDone(try #require(ids.first))
+        #expect(harness.mock.notifications().count == 40)
+    }
+
+    @Test func whatAPNsWouldRejectIsRefusedAtTheDoor() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let token = GatewayHarness.tokens(1, salt: 3)[0].hex
+        let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
+        let big = String(repeating: "x", count: 5_000)
+        let (tooLarge, refusal) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"\#(big)"}},"tokens":["\#(token)"]}"#)
+        #expect(tooLarge == 422 && refusal?.root["reason"]?.stringValue == "PayloadTooLarge")
+        #expect(refusal?.root["findings"]?.elements.contains { $0["rule"]?.stringValue == "payload-too-large" } == true)
+        let (wrongTopic, topicRefusal) = try await harness.call("POST", path, #"{"payload":{"aps":{}},"pushType":"voip","topic":"com.example.app","tokens":["\#(token)"]}"#)
+        #expect(wrongTopic == 422 && topicRefusal?.root["reason"]?.stringValue == "DeviceTokenNotForTopic", "\(String(describing: topicRefusal?.root.value))")
+        // A badge APNs accepts and the device ignores: sent, with the finding in the answer.
+        let (badKey, finding) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi","badge":"three"}},"tokens":["\#(token)"]}"#)
+        #expect(badKey == 202, "\(String(describing: finding?.root.value))")
+        #expect(finding?.root["findings"]?.elements.contains { $0["pointer"]?.stringValue == "/payload/aps/badge" && $0["rule"]?.stringValue == "key-type" } == true)
+        let cases: [(String, String)] = [
+            (#"{"payload":{"aps":{}},"pushType":"fax","tokens":["\#(token)"]}"#, "/pushType"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)","nothex"]}"#, "/tokens/1"),
+            (#"{"tokens":["\#(token)"]}"#, "/payload"),
+            (#"{"payload":{"aps":{"alert":"Hi"}}}"#, "/tokens"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":[]}"#, "/tokens"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)"],"prio":5}"#, "/prio"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)"],"priority":7}"#, "/priority"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)"],"expiration":-1}"#, "/expiration"),
+            (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)"],"audience":"all"}"#, "/audience"),
+        ]
+        for (body, pointer) in cases {
+            let (status, answer) = try await harness.call("POST", path, body)
+            #expect(status == 400 && answer?.root["pointer"]?.stringValue == pointer, "\(body): \(status) \(String(describing: answer?.root.value))")
+        }
+        let (malformed, parse) = try await harness.call("POST", path, "{\"payload\": {\n  \"aps\" {}}}")
+        #expect(malformed == 400 && parse?.root["error"]?.stringValue?.contains("line 2") == true)
+        #expect(try await harness.call("POST", "/v1/apps/nope/notifications", #"{"payload":{"aps":{}},"tokens":["\#(token)"]}"#).0 == 404)
+        _ = try await harness.waitUntilDone(try #require(finding?.root["id"]?.stringValue))
+        #expect(harness.mock.notifications().count == 1, "nothing refused reached APNs")
+    }
+
+    @Test func keysAreScopedToTheirApps() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp(id: "first")
+        try await harness.registerApp(id: "second")
+        let (noKey, _, response) = try await harness.raw("GET", "/v1/apps", key: nil)
+        #expect(noKey == 401 && response?.value(forHTTPHeaderField: "WWW-Authenticate") == "Bearer")
+        #expect(try await harness.call("GET", "/v1/apps", key: "hgk_made_up").0 == 401)
+        let (created, made) = try await harness.call("POST", "/v1/keys", #"{"name":"first's backend","apps":["first"]}"#)
+        #expect(created == 201)
+        let scoped = try #require(made?.root["key"]?.stringValue)
+        let keyID = try #require(made?.root["id"]?.stringValue)
+        #expect(scoped.hasPrefix("hgk_"))
+        #expect(try await harness.call("GET", "/v1/apps/first", key: scoped).0 == 200)
+        #expect(try await harness.call("GET", "/v1/apps/second", key: scoped).0 == 403)
+        let token = GatewayHarness.tokens(1, salt: 4)[0].hex
+        #expect(try await harness.call("POST", "/v1/apps/second/notifications", #"{"payload":{"aps":{"alert":"x"}},"tokens":["\#(token)"]}"#, key: scoped).0 == 403)
+        #expect(try await harness.call("POST", "/v1/apps/first/notifications", #"{"payload":{"aps":{"alert":"x"}},"tokens":["\#(token)"]}"#, key: scoped).0 == 202)
+        #expect(try await harness.call("POST", "/v1/keys", #"{"name":"more"}"#, key: scoped).0 == 403, "only administrators make keys")
+        #expect(try await harness.call("GET", "/v1/apps", key: scoped).1?.root["apps"]?.elements.compactMap { $0["id"]?.stringValue } == ["first"])
+        let listed = try await harness.call("GET", "/v1/keys").1
+        #expect(!(listed.map { String(decoding: try! JSONWriterBytes($0.root.value), as: UTF8.self) } ?? "").contains(scoped), "keys are never shown again")
+        #expect(try await harness.call("DELETE", "/v1/keys/\(keyID)").0 == 204)
+        #expect(try await harness.call("GET", "/v1/apps/first", key: scoped).0 == 401, "a revoked key stops at once")
+    }
+
+    @Test func appsAreCheckedAndTheirSecretsNeverShown() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        let (missing, noCredentials) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"com.example.app"}"#)
+        #expect(missing == 400 && noCredentials?.root["pointer"]?.stringValue == "/token")
+        let (badKey, keyProblem) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","token":{"key":"not a key","keyId":"ABC123DEFG","teamId":"DEF123GHIJ"}}"#)
+        #expect(badKey == 400 && keyProblem?.root["pointer"]?.stringValue == "/token")
+        #expect(try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","environment":"staging","token":{}}"#).1?.root["pointer"]?.stringValue == "/environment")
+        #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition(extra: #","webhook":{"url":"ftp://x","secret":"0123456789abcdef"}"#)).1?.root["pointer"]?.stringValue == "/webhook/url")
+        try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:9/hook","secret":"0123456789abcdef-secret"}"#)
+        #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition()).0 == 409)
+        let (_, shown, _) = try await harness.raw("GET", "/v1/apps/\(GatewayHarness.bundleID)")
+        let text = String(decoding: shown, as: UTF8.self)
+        #expect(text.contains("(hidden)") && !text.contains("PRIVATE KEY") && !text.contains("0123456789abcdef-secret"))
+        #expect(try await harness.call("DELETE", "/v1/apps/\(GatewayHarness.bundleID)").0 == 204)
+        #expect(try await harness.call("GET", "/v1/apps/\(GatewayHarness.bundleID)").0 == 404)
+    }
+
+    @Test func retryableFailuresAreRetriedUntilSuccessOrExpiration() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let tokens = GatewayHarness.tokens(3, salt: 5)
+        // Seven 503s: more than the client's three attempts, so the gateway queues it again.
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=503/ServiceUnavailable,token=\(tokens[0].hex),times=7"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=429/TooManyRequests,token=\(tokens[1].hex)"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=500/InternalServerError,token=\(tokens[2].hex)"))
+        let expiration = Int64(Date().timeIntervalSince1970) + 3
+        let job = try await harness.submit(tokens: [tokens[0]])
+        let expiring = try await harness.submit(tokens: [tokens[1]], extra: #","expiration":\#(expiration)"#)
+        let once = try await harness.submit(tokens: [tokens[2]], extra: #","expiration":0"#)
+        let first = try await harness.deliveries(try await harness.waitUntilDone(job).root["id"]!.stringValue!)
+        #expect(first[0]["state"]?.stringValue == "accepted" && (first[0]["attempts"]?.int64Value ?? 0) >= 3, "\(first[0].value)")
+        let second = try await harness.deliveries(try await harness.waitUntilDone(expiring, timeout: .seconds(30)).root["id"]!.stringValue!)
+        #expect(second[0]["state"]?.stringValue == "expired" && second[0]["reason"]?.stringValue == "TooManyRequests")
+        let third = try await harness.deliveries(try await harness.waitUntilDone(once).root["id"]!.stringValue!)
+        #expect(third[0]["state"]?.stringValue == "expired" && third[0]["attempts"]?.int64Value == 1, "expiration 0: one attempt")
+        // Every attempt carried the delivery's one apns-id.
+        let ids = Set(harness.mock.notifications().filter { $0.deviceToken == tokens[0].hex }.compactMap(\.apnsID))
+        #expect(ids == [first[0]["apnsId"]!.stringValue!])
+    }
+
+    @Test func audiencesSendToTheRegisteredDevices() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let tokens = GatewayHarness.tokens(6, salt: 6)
+        let devices = "/v1/apps/\(GatewayHarness.bundleID)/devices"
+        let hex = { (list: ArraySlice<DeviceToken>) in list.map { "\"\($0.hex)\"" }.joined(separator: ",") }
+        #expect(try await harness.call("POST", devices, #"{"tokens":[\#(hex(tokens[0..<2]))],"tags":["beta"]}"#).0 == 200)
+        #expect(try await harness.call("POST", devices, #"{"tokens":[\#(hex(tokens[2..<6]))]}"#).0 == 200)
+        #expect(try await harness.call("POST", devices, #"{"tokens":["zz"]}"#).1?.root["pointer"]?.stringValue == "/tokens/0")
+        let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
+        let beta = try #require(try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Beta"}},"audience":{"tag":"beta"}}"#).1?.root["id"]?.stringValue)
+        #expect(try await harness.waitUntilDone(beta).root["tokens"]?.int64Value == 2)
+        let everyone = try #require(try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"All"}},"audience":"all"}"#).1?.root["id"]?.stringValue)
+        #expect(try await harness.waitUntilDone(everyone).root["tokens"]?.int64Value == 6)
+        #expect(try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},"audience":{"tag":"nobody"}}"#).0 == 422)
+        #expect(try await harness.call("DELETE", "\(devices)/\(tokens[0].hex)").0 == 204)
+        let listed = try await harness.call("GET", "\(devices)?tag=beta").1
+        #expect(listed?.root["devices"]?.elements.compactMap { $0["token"]?.stringValue } == [tokens[1].hex])
+    }
+
+    @Test func gracefulShutdownRecordsOrGivesBackWhatItHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let harness = try await GatewayHarness.start(mock: { $0.faults = [try! FaultRule(parsing: "delay=200ms")] }) {
+            $0.database = .sqlite(path: directory.path("gateway.db"))
+            $0.maximumInFlight = 50
+            $0.claimBatch = 25
+        }
+        try await harness.registerApp()
+        let tokens = GatewayHarness.tokens(400, salt: 7)
+        let job = try await harness.submit(tokens: tokens)
+        try await Task.sleep(for: .milliseconds(600))
+        await harness.gateway.stop()
+        let sqlite = try ExternalTools.python(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute(\"SELECT count(*) FROM deliveries WHERE state = 'claimed'\").fetchone()[0], c.execute(\"SELECT count(*) FROM deliveries WHERE state = 'accepted'\").fetchone()[0])",
+            arguments: [directory.path("gateway.db")])
+        let counts = String(decoding: sqlite, as: UTF8.self).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(counts.first == 0, "nothing left claimed after a graceful stop: \(counts)")
+        #expect((counts.last ?? 0) > 0 && (counts.last ?? 400) < 400, "it stopped part way: \(counts)")
+
+        // Another gateway on the same file sends the rest: every token once.
+        var configuration = harness.gateway.configuration
+        configuration.port = 0
+        let next = try await GatewayServer.open(configuration: configuration)
+        try await next.start()
+        let resumed = GatewayHarness(mock: harness.mock, gateway: next, key: harness.key, port: next.port ?? 0, keep: harness.keep)
+        defer { Task { await resumed.stop() } }
+        _ = try await resumed.waitUntilDone(job)
+        var query = NotificationQuery()
+        query.limit = 10_000
+        let apnsIDs = harness.mock.notifications(query).compactMap(\.apnsID)
+        #expect(apnsIDs.count == 400 && Set(apnsIDs).count == 400, "no token sent twice, none left out")
+    }
+}
+
+/// A JSON value's compact bytes.
+func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
+    var writer = JSONWriter(output: JSONBytes())
+    writer.value(value)
+    return writer.output.bytes
+}

@@ -1,0 +1,250 @@
+import Foundation
+@testable import HeraldGateway
+import HeraldProtocol
+import HeraldTestSupport
+import Logging
+import Testing
+
+/// The gateway store's one contract, held against SQLite and PostgreSQL alike: what a
+/// submission stores, idempotency, claims and their leases, outcomes, dead tokens, webhooks.
+@Suite(.serialized) struct GatewayStoreContractTests {
+    enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    /// A store on a new database, and what keeps it alive.
+    final class Opened: @unchecked Sendable {
+        let store: any GatewayStore
+        let keep: [AnyObject]
+        init(_ store: any GatewayStore, keep: [AnyObject]) {
+            self.store = store
+            self.keep = keep
+        }
+    }
+
+    static func open(_ backend: Backend) async throws -> Opened {
+        let logger = Logger(label: "test")
+        switch backend {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            return Opened(try await SQLiteGatewayStore.open(path: directory.path("gateway.db"), logger: logger), keep: [directory])
+        case .postgres:
+            let database = try PostgresTestDatabase()
+            return Opened(try await PostgresGatewayStore.open(url: database.url, logger: logger), keep: [database])
+        }
+    }
+
+    static func tokens(_ count: Int, salt: Int = 0) -> [String] {
+        (0..<count).map { String(format: "%02x", salt) + String(repeating: "ab", count: 29) + String(format: "%06x", $0) }
+    }
+
+    static func job(_ id: String, app: String = "app", tokens: [String], key: String? = nil, hash: String = "h", now: Int64 = 1_000, expiresAt: Int64 = 1_000_000) -> NewJob {
+        NewJob(
+            id: id, app: app, idempotencyKey: key, requestHash: hash, headers: #"{"pushType":"alert","topic":"com.example.app"}"#,
+            payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), expiresAt: expiresAt,
+            tokens: tokens.enumerated().map { ($1, "00000000-0000-4000-8000-\(String(format: "%012x", $0))") }, now: now)
+    }
+
+    static func summary(_ result: SubmitResult) -> JobSummary? {
+        if case .created(let summary) = result { return summary }
+        return nil
+    }
+
+    @Test(arguments: Backend.allCases)
+    func appsAndKeys(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        #expect(try await store.insertApp(StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5)))
+        #expect(try await !store.insertApp(StoredApp(id: "a", definition: "{}", createdAt: 6)), "an id is taken once")
+        #expect(try await store.app(id: "a") == StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5))
+        _ = try await store.insertApp(StoredApp(id: "b", definition: "{}", createdAt: 7))
+        #expect(try await store.apps().map(\.id) == ["a", "b"])
+        let key = StoredKey(id: "k1", hash: "abc", name: "ops", apps: ["a", "b"], createdAt: 9)
+        try await store.insertKey(key)
+        try await store.insertKey(StoredKey(id: "k2", hash: "def", name: "admin", apps: nil, createdAt: 10))
+        #expect(try await store.key(hash: "abc") == key)
+        #expect(try await store.key(hash: "def")?.apps == nil, "an administrator's key is for every app")
+        #expect(try await store.keys().map(\.id) == ["k1", "k2"])
+        #expect(try await store.deleteKey(id: "k1"))
+        #expect(try await store.key(hash: "abc") == nil)
+        _ = try await store.submit(Self.job("j", app: "a", tokens: Self.tokens(2)))
+        try await store.upsertDevices(app: "a", tokens: [try DeviceToken(hex: Self.tokens(1)[0])], tags: [], now: 1)
+        #expect(try await store.deleteApp(id: "a"))
+        #expect(try await store.app(id: "a") == nil)
+        #expect(try await store.job(app: "a", id: "j") == nil)
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: nil, limit: 10).isEmpty, "its devices go with it")
+        #expect(try await !store.deleteApp(id: "a"))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func devicesTagsAndAudiences(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        let tokens = try Self.tokens(5).map { try DeviceToken(hex: $0) }
+        try await store.upsertDevices(app: "a", tokens: Array(tokens.prefix(3)), tags: ["beta", "staff"], now: 1)
+        try await store.upsertDevices(app: "a", tokens: Array(tokens.suffix(2)), tags: [], now: 2)
+        try await store.upsertDevices(app: "other", tokens: tokens, tags: ["beta"], now: 3)
+        #expect(try await store.audience(app: "a", tag: nil) == tokens)
+        #expect(try await store.audience(app: "a", tag: "beta") == Array(tokens.prefix(3)))
+        #expect(try await store.audience(app: "a", tag: "bet").isEmpty, "a tag matches whole")
+        let page = try await store.devices(app: "a", state: nil, tag: nil, after: tokens[1].hex, limit: 2)
+        #expect(page.map(\.token) == [tokens[2].hex, tokens[3].hex])
+        #expect(page[0].tags == ["beta", "staff"] && page[0].state == .active)
+        #expect(try await store.deleteDevice(app: "a", token: tokens[0]))
+        #expect(try await !store.deleteDevice(app: "a", token: tokens[0]))
+        #expect(try await store.audience(app: "a", tag: "beta") == [tokens[1], tokens[2]])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func submissionsAreIdempotentAndSkipDeadTokens(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        let tokens = Self.tokens(4_500)
+        // A token APNs called dead before: stored, and skipped with its reason and time.
+        let dead = ClaimedDelivery(id: 0, job: "x", app: "app", token: tokens[7], apnsID: "x", attempts: 1)
+        _ = try await store.submit(Self.job("old", tokens: [tokens[7]]))
+        let claimed = try await store.claim(worker: "w", limit: 10, now: 1_000, leaseUntil: 2_000)
+        try await store.record(
+            [DeliveryOutcome(delivery: claimed[0], result: .rejected(status: 410, reason: "Unregistered", unregisteredAt: 777, deadToken: true))],
+            worker: "w", now: 1_001)
+        _ = dead
+
+        let created = try #require(Self.summary(try await store.submit(Self.job("j1", tokens: tokens, key: "k", hash: "h1"))))
+        #expect(created.tokenCount == 4_500 && created.counts[.queued] == 4_499 && created.counts[.skipped] == 1)
+        let skipped = try await store.deliveries(job: "j1", state: .skipped, after: nil, limit: 10)
+        #expect(skipped.map(\.token) == [tokens[7]] && skipped[0].reason == "Unregistered" && skipped[0].unregisteredAt == 777)
+        switch try await store.submit(Self.job("j2", tokens: tokens, key: "k", hash: "h1")) {
+        case .existing(let summary): #expect(summary.id == "j1", "the same request: the first job")
+        default: Issue.record("a resubmission with the same key and request is the first job")
+        }
+        switch try await store.submit(Self.job("j3", tokens: tokens, key: "k", hash: "other")) {
+        case .conflict(let id): #expect(id == "j1")
+        default: Issue.record("the same key for another request is a conflict")
+        }
+        #expect(try await store.job(app: "app", id: "j2") == nil)
+        #expect(try await store.job(app: "app", id: "j3") == nil)
+        #expect(Self.summary(try await store.submit(Self.job("j4", tokens: tokens, key: "k", hash: "h1") .withApp("other"))) != nil,
+                "keys are per app")
+        let all = try await store.deliveries(job: "j1", state: nil, after: nil, limit: 10_000)
+        #expect(all.count == 4_500 && Set(all.map(\.apnsID)).count == 4_500)
+        #expect(all.map(\.token) == tokens, "in the order given")
+        let content = try #require(try await store.jobContent(id: "j1"))
+        #expect(content.payload == Array(#"{"aps":{"alert":"Hi"}}"#.utf8) && content.app == "app")
+        #expect(try await store.job(app: "other-app", id: "j1") == nil, "a job is looked up within its app")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func claimsAreLeasesAndOutcomesNeedTheLease(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        _ = try await store.submit(Self.job("j", tokens: Self.tokens(10), now: 1_000))
+        #expect(try await store.claim(worker: "a", limit: 10, now: 999, leaseUntil: 5_000).isEmpty, "not due yet")
+        let first = try await store.claim(worker: "a", limit: 4, now: 1_000, leaseUntil: 5_000)
+        #expect(first.count == 4 && first.allSatisfy { $0.attempts == 1 && $0.job == "j" })
+        let second = try await store.claim(worker: "b", limit: 10, now: 1_000, leaseUntil: 20_000)
+        #expect(second.count == 6 && Set(first.map(\.id)).isDisjoint(with: second.map(\.id)), "claimed rows are not claimed again")
+        #expect(try await store.claim(worker: "c", limit: 10, now: 4_999, leaseUntil: 9_000).isEmpty)
+        #expect(try await store.queueDepth(now: 4_999) == (waiting: 10, due: 0))
+
+        // a's lease runs out: c takes a's four over (a second attempt each).
+        let taken = try await store.claim(worker: "c", limit: 10, now: 5_000, leaseUntil: 9_000)
+        #expect(Set(taken.map(\.id)) == Set(first.map(\.id)) && taken.allSatisfy { $0.attempts == 2 })
+        // a answers late: its outcome is not recorded, c's is.
+        try await store.record(first.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "a", now: 5_001)
+        #expect(try await store.job(app: "app", id: "j")?.counts[.accepted] == nil)
+        try await store.record(taken.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "c", now: 5_002)
+        #expect(try await store.job(app: "app", id: "j")?.counts[.accepted] == 4)
+
+        // b: one retried later, one expired, one rejected (not dead), one given back unsent, two accepted.
+        try await store.record([
+            DeliveryOutcome(delivery: second[0], result: .retry(at: 8_000, reason: "ServiceUnavailable")),
+            DeliveryOutcome(delivery: second[1], result: .expired(reason: "ServiceUnavailable")),
+            DeliveryOutcome(delivery: second[2], result: .rejected(status: 400, reason: "BadTopic", unregisteredAt: nil, deadToken: false)),
+            DeliveryOutcome(delivery: second[4], result: .accepted(status: 200)),
+            DeliveryOutcome(delivery: second[5], result: .accepted(status: 200)),
+        ], worker: "b", now: 5_003)
+        try await store.release(worker: "b", ids: [second[3].id], now: 5_004)
+        let counts = try #require(try await store.job(app: "app", id: "j")).counts
+        #expect(counts[.accepted] == 6 && counts[.expired] == 1 && counts[.rejected] == 1 && counts[.queued] == 2)
+        let released = try #require(try await store.claim(worker: "d", limit: 10, now: 5_004, leaseUntil: 9_000).first)
+        #expect(released.id == second[3].id && released.attempts == 1, "given back untried: its attempt does not count")
+        #expect(try await store.claim(worker: "d", limit: 10, now: 7_999, leaseUntil: 9_000).isEmpty)
+        let retried = try await store.claim(worker: "d", limit: 10, now: 8_000, leaseUntil: 9_000)
+        #expect(retried.map(\.id) == [second[0].id] && retried[0].attempts == 2)
+        let rows = try await store.deliveries(job: "j", state: nil, after: nil, limit: 100)
+        #expect(rows.first { $0.id == second[2].id }?.reason == "BadTopic")
+        #expect(rows.first { $0.id == second[1].id }?.state == .expired)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deadTokensAndWebhooks(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        let tokens = Self.tokens(3)
+        try await store.upsertDevices(app: "app", tokens: tokens.map { try DeviceToken(hex: $0) }, tags: ["all"], now: 1)
+        _ = try await store.submit(Self.job("j", tokens: tokens))
+        let claimed = try await store.claim(worker: "w", limit: 3, now: 1_000, leaseUntil: 9_000)
+        try await store.record([
+            DeliveryOutcome(delivery: claimed[0], result: .rejected(status: 410, reason: "Unregistered", unregisteredAt: 123_456, deadToken: true), webhooks: [#"{"type":"token.dead"}"#]),
+            DeliveryOutcome(delivery: claimed[1], result: .rejected(status: 400, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true)),
+            DeliveryOutcome(delivery: claimed[2], result: .accepted(status: 200), webhooks: [#"{"type":"delivery.accepted"}"#]),
+        ], worker: "w", now: 2_000)
+        let dead = try await store.devices(app: "app", state: .dead, tag: nil, after: nil, limit: 10)
+        #expect(dead.map(\.token) == [tokens[0], tokens[1]].sorted())
+        #expect(dead.first { $0.token == tokens[0] }?.deadAt == 123_456 && dead.first { $0.token == tokens[1] }?.deadAt == 2_000)
+        #expect(try await store.audience(app: "app", tag: nil) == [try DeviceToken(hex: tokens[2])], "dead tokens leave the audience")
+        // Registered again: active again.
+        try await store.upsertDevices(app: "app", tokens: [try DeviceToken(hex: tokens[0])], tags: [], now: 3_000)
+        #expect(try await store.devices(app: "app", state: .dead, tag: nil, after: nil, limit: 10).map(\.token) == [tokens[1]])
+
+        let events = try await store.claimWebhooks(worker: "w", limit: 10, now: 2_000, leaseUntil: 5_000)
+        #expect(events.map(\.body) == [#"{"type":"token.dead"}"#, #"{"type":"delivery.accepted"}"#] && events.allSatisfy { $0.attempts == 1 })
+        #expect(try await store.claimWebhooks(worker: "v", limit: 10, now: 4_999, leaseUntil: 9_000).isEmpty)
+        try await store.finishWebhook(id: events[0].id, sent: true, retryAt: nil, error: nil, now: 2_100)
+        try await store.finishWebhook(id: events[1].id, sent: false, retryAt: 3_000, error: "HTTP 500", now: 2_100)
+        let again = try await store.claimWebhooks(worker: "v", limit: 10, now: 3_000, leaseUntil: 9_000)
+        #expect(again.map(\.id) == [events[1].id] && again[0].attempts == 2)
+        try await store.finishWebhook(id: events[1].id, sent: false, retryAt: nil, error: "HTTP 500", now: 3_100)
+        #expect(try await store.claimWebhooks(worker: "v", limit: 10, now: 99_999, leaseUntil: 999_999).isEmpty, "failed for good")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func concurrentWorkersNeverShareARow(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        _ = try await store.submit(Self.job("j", tokens: Self.tokens(2_000)))
+        let claims = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for worker in 0..<6 {
+                group.addTask {
+                    var ids: [Int64] = []
+                    while true {
+                        let batch = try await store.claim(worker: "w\(worker)", limit: 37, now: 1_000, leaseUntil: 100_000)
+                        if batch.isEmpty { return ids }
+                        ids += batch.map(\.id)
+                    }
+                }
+            }
+            var all: [[Int64]] = []
+            for try await ids in group { all.append(ids) }
+            return all
+        }
+        let flat = claims.flatMap { $0 }
+        #expect(flat.count == 2_000 && Set(flat).count == 2_000, "each row claimed exactly once")
+    }
+}
+
+extension NewJob {
+    func withApp(_ app: String) -> NewJob {
+        var copy = self
+        copy.app = app
+        copy.id += "-" + app
+        return copy
+    }
+}

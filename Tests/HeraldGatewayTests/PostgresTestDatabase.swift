@@ -1,0 +1,51 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// A fresh PostgreSQL database for one test, made on the server `HERALD_TEST_POSTGRES_URL` names
+/// (a role that may create databases) and dropped afterwards. `.ci/run` starts Debian's
+/// PostgreSQL and sets the variable; without it the test is skipped (failed under CI=true).
+final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
+    let url: String
+    private let admin: String
+    private let name: String
+
+    init() throws {
+        guard let admin = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"], !admin.isEmpty else {
+            let message = "PostgreSQL is not configured: install Debian's postgresql and set HERALD_TEST_POSTGRES_URL=postgres://user:password@127.0.0.1:5432/db (.ci/run does)"
+            if ExternalTools.isCI { throw ExternalTools.Failure(description: message) }
+            try Test.cancel(Comment(rawValue: "skipped: " + message))
+        }
+        _ = try ExternalTools.require("psql", package: "postgresql-client")
+        self.admin = admin
+        name = "herald_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        try Self.psql(admin, "CREATE DATABASE \(name)")
+        var components = URLComponents(string: admin)!
+        components.path = "/" + name
+        if !(components.queryItems ?? []).contains(where: { $0.name == "sslmode" }) {
+            components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "sslmode", value: "disable")]
+        }
+        url = components.string!
+    }
+
+    deinit {
+        try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    /// Runs SQL on the database (through psql), returning its unaligned output.
+    func query(_ sql: String) throws -> String {
+        var components = URLComponents(string: admin)!
+        components.path = "/" + name
+        return try Self.psql(components.string!, sql)
+    }
+
+    @discardableResult
+    static func psql(_ url: String, _ sql: String) throws -> String {
+        let psql = try ExternalTools.require("psql", package: "postgresql-client")
+        let result = try ExternalTools.execute(psql, [url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], timeout: .seconds(60))
+        guard result.status == 0 else {
+            throw ExternalTools.Failure(description: "psql: \(result.stderr)")
+        }
+        return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
