@@ -248,3 +248,89 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
     writer.value(value)
     return writer.output.bytes
 }
+
+/// Webhooks, received by a Python server that checks each signature with Python's hmac.
+@Suite(.serialized) struct GatewayWebhookTests {
+    @Test func outcomesArePostedSignedAndRetried() async throws {
+        let python = try ExternalTools.require("python3", package: "python3")
+        let secret = "whsec-0123456789-abcdef"
+        let directory = try TemporaryDirectory()
+        let log = directory.path("events.jsonl")
+        let receiver = try RunningProgram(python, [Fixtures.url("gateway/webhook_receiver.py").path, secret, "1", log])
+        defer { receiver.process.terminate() }
+        let started = receiver.read(until: "port ", timeout: .seconds(20))
+        let port = try #require(started.firstMatch(of: /port (\d+)/).flatMap { Int($0.output.1) })
+
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:\#(port)/hooks/apns","secret":"\#(secret)","events":["token.dead","delivery.rejected","delivery.accepted"]}"#)
+        let tokens = GatewayHarness.tokens(2, salt: 8)
+        harness.mock.unregister(tokens[0], at: Date(timeIntervalSince1970: 1_790_000_123))
+        let job = try await harness.submit(tokens: tokens)
+        _ = try await harness.waitUntilDone(job)
+
+        // Three events; the first answer was a 500, so one of them came twice.
+        var lines: [JSONDocument] = []
+        for _ in 0..<200 {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            lines = text.split(separator: "\n").compactMap { try? JSONDocument(parsing: Array($0.utf8)) }
+            if lines.filter({ $0.root["status"]?.int64Value == 204 }).count >= 3 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let delivered = lines.filter { $0.root["status"]?.int64Value == 204 }
+        #expect(delivered.count == 3 && lines.count == 4, "\(lines.map(\.root.value))")
+        #expect(lines.allSatisfy { $0.root["verified"]?.boolValue == true }, "every signature verifies with the secret")
+        #expect(lines.allSatisfy { $0.root["tamperedVerifies"]?.boolValue == false }, "a changed body does not")
+        #expect(lines.allSatisfy { $0.root["contentType"]?.stringValue == "application/json" })
+        let events = delivered.map { $0.root["event"]! }
+        let dead = try #require(events.first { $0["type"]?.stringValue == "token.dead" })
+        #expect(dead["token"]?.stringValue == tokens[0].hex && dead["reason"]?.stringValue == "Unregistered")
+        #expect(dead["unregisteredAt"]?.int64Value == 1_790_000_123_000 && dead["job"]?.stringValue == job && dead["app"]?.stringValue == GatewayHarness.bundleID)
+        #expect(events.contains { $0["type"]?.stringValue == "delivery.rejected" && $0["token"]?.stringValue == tokens[0].hex })
+        #expect(events.contains { $0["type"]?.stringValue == "delivery.accepted" && $0["token"]?.stringValue == tokens[1].hex })
+        let retried = try #require(lines.first { $0.root["status"]?.int64Value == 500 })
+        #expect(delivered.contains { $0.root["event"]?["id"]?.stringValue == retried.root["event"]?["id"]?.stringValue }, "the retry is the same event")
+    }
+}
+
+/// Probes, metrics and the OpenAPI document.
+@Suite(.serialized) struct GatewayOperationsTests {
+    @Test func probesMetricsAndEveryDocumentedRoute() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        #expect(try await harness.call("GET", "/healthz", key: nil).1?.root["status"]?.stringValue == "ok")
+        #expect(try await harness.call("GET", "/readyz", key: nil).0 == 200)
+        let tokens = GatewayHarness.tokens(5, salt: 9)
+        harness.mock.unregister(tokens[0])
+        _ = try await harness.waitUntilDone(try await harness.submit(tokens: tokens))
+        let (_, metrics, _) = try await harness.raw("GET", "/metrics", key: nil)
+        let text = String(decoding: metrics, as: UTF8.self)
+        func value(_ prefix: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        #expect(value(#"herald_gateway_deliveries_total{state="accepted",reason=""}"#) == 4, "\(text)")
+        #expect(value(#"herald_gateway_deliveries_total{state="rejected",reason="Unregistered"}"#) == 1)
+        #expect(value(#"herald_gateway_submissions_total{result="accepted"}"#) == 1 && value("herald_gateway_sent_total") == 5)
+        #expect(text.contains("herald_gateway_queue_waiting") && text.contains("herald_gateway_send_seconds"))
+
+        // Every route the OpenAPI document lists answers (with the administrator's key).
+        let (_, openAPI, _) = try await harness.raw("GET", "/v1/openapi.json", key: nil)
+        let document = try JSONDocument(parsing: openAPI)
+        #expect(document.root["openapi"]?.stringValue == "3.1.0")
+        var checked = 0
+        let paths = try #require(document.root["paths"])
+        for path in paths.members {
+            for operation in path.value.members {
+                let concrete = path.key.replacingOccurrences(of: "{app}", with: GatewayHarness.bundleID)
+                    .replacingOccurrences(of: "{id}", with: "unknown").replacingOccurrences(of: "{token}", with: tokens[1].hex)
+                let method = operation.key.uppercased()
+                guard method == "GET" else { continue }
+                let (status, _, _) = try await harness.raw(method, concrete)
+                #expect(status != 405 && (status != 404 || concrete.contains("unknown")), "\(method) \(concrete): \(status)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 9)
+    }
+}

@@ -24,8 +24,15 @@ public final class RunningProgram: @unchecked Sendable {  // used by one test at
     /// passes; returns the output so far.
     @discardableResult
     public func read(until marker: String, timeout: Duration = .seconds(60)) -> String {
+        read(untilOutput: { $0.contains(marker) }, timeout: timeout)
+    }
+
+    /// Reads until `done` holds for the output so far, the program ends its output, or
+    /// `timeout` passes; returns the output so far.
+    @discardableResult
+    public func read(untilOutput done: (String) -> Bool, timeout: Duration = .seconds(60)) -> String {
         let deadline = ContinuousClock.now + timeout
-        while !output.contains(marker), ContinuousClock.now < deadline {
+        while !done(output), ContinuousClock.now < deadline {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
             output += String(decoding: chunk, as: UTF8.self)
