@@ -8,9 +8,13 @@ public final class RunningProgram: @unchecked Sendable {  // used by one test at
     /// Everything read so far.
     public private(set) var output = ""
 
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// Starts `executable`; `environment` adds to (or replaces) variables of this process's.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import HeraldGateway
+import HeraldAuth
+import HeraldJSON
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// `herald serve` as processes on one PostgreSQL, one of them killed (SIGKILL) while sending
+/// 100,000 notifications: every notification still reaches its outcome, none is lost, and the
+/// duplicates (one apns-id accepted twice by the mock) are counted and no more than the killed
+/// process held.
+@Suite(.serialized) struct GatewayScaleOutTests {
+    static let adminKey = "scale-out-admin-key-0123456789"
+
+    /// A `herald serve` process: its API port and worker name.
+    struct Gateway {
+        let program: RunningProgram
+        let port: Int
+        let worker: String
+
+        static func start(postgres url: String, inFlight: Int) throws -> Gateway {
+            let program = try RunningProgram(Fixtures.heraldBinary, [
+                "serve", "--postgres", url, "--port", "0", "--admin-key-env", "HERALD_SCALE_OUT_ADMIN", "--in-flight", String(inFlight),
+                "--claim-lease", "6", "--request-timeout", "5", "--log", "warning",
+            ], environment: ["HERALD_SCALE_OUT_ADMIN": adminKey])
+            let banner = program.read(until: "metrics", timeout: .seconds(60))
+            guard let match = banner.firstMatch(of: /API on http:\/\/127\.0\.0\.1:(\d+)\/ \([^;]*; worker ([^)]+)\)/), let port = Int(match.output.1) else {
+                throw ExternalTools.Failure(description: "herald serve did not start: \(banner)")
+            }
+            return Gateway(program: program, port: port, worker: String(match.output.2))
+        }
+    }
+
+    static func call(_ port: Int, _ method: String, _ path: String, _ body: String? = nil) async throws -> (Int, JSONDocument?) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 120
+        request.setValue("Bearer \(adminKey)", forHTTPHeaderField: "Authorization")
+        if let body { request.httpBody = Data(body.utf8) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONDocument(parsing: Array(data)))
+    }
+
+    @Test(arguments: [2, 3])
+    func aKilledProcessLosesNothing(_ processes: Int) async throws {
+        let postgres = try PostgresTestDatabase()
+        let harnessKey = GatewayHarness.self
+        let signing = ProviderSigningKey.generate(keyID: harnessKey.keyID, teamID: harnessKey.teamID)
+        var mockConfiguration = MockConfiguration()
+        mockConfiguration.port = 0
+        mockConfiguration.apiPort = nil
+        mockConfiguration.channelPort = nil
+        mockConfiguration.transport = .plaintext
+        mockConfiguration.keys = [signing.publicKey]
+        mockConfiguration.storeCapacity = 250_000
+        let mock = try MockAPNsServer(configuration: mockConfiguration)
+        try await mock.start()
+        defer { Task { await mock.stop() } }
+
+        let inFlight = 1_000
+        var gateways: [Gateway] = []
+        for _ in 0..<processes { gateways.append(try Gateway.start(postgres: postgres.url, inFlight: inFlight)) }
+        defer { for gateway in gateways where gateway.program.process.isRunning { kill(gateway.program.process.processIdentifier, SIGKILL) } }
+        #expect(Set(gateways.map(\.worker)).count == processes)
+
+        let key = signing.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
+        let app = #"{"bundleId":"com.example.app","environment":"sandbox","server":{"host":"127.0.0.1","port":\#(mock.port),"plaintext":true},"token":{"key":"\#(key)","keyId":"\#(harnessKey.keyID)","teamId":"\#(harnessKey.teamID)"},"concurrency":500}"#
+        #expect(try await Self.call(gateways[0].port, "POST", "/v1/apps", app).0 == 201)
+
+        // 100,000 notifications: ten jobs of 10,000 tokens, submitted through every process's API.
+        let total = 100_000
+        var jobs: [String] = []
+        for batch in 0..<10 {
+            let tokens = (0..<(total / 10)).map { index in "de" + String(repeating: "ad", count: 27) + String(format: "%02x%08x", processes, batch * 100_000 + index) }
+            let body = #"{"payload":{"aps":{"alert":"Scale out"}},"tokens":[\#(tokens.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+            let (status, answer) = try await Self.call(gateways[batch % processes].port, "POST", "/v1/apps/com.example.app/notifications", body)
+            #expect(status == 202)
+            jobs.append(try #require(answer?.root["id"]?.stringValue))
+        }
+
+        func accepted() async throws -> (accepted: Int, waiting: Int, other: Int) {
+            var counts = (0, 0, 0)
+            for job in jobs {
+                let summary = try await Self.call(gateways[0].port, "GET", "/v1/apps/com.example.app/notifications/\(job)").1
+                let values = summary?.root["counts"]
+                counts.0 += Int(values?["accepted"]?.int64Value ?? 0)
+                counts.1 += Int((values?["queued"]?.int64Value ?? 0) + (values?["claimed"]?.int64Value ?? 0))
+                counts.2 += Int((values?["rejected"]?.int64Value ?? 0) + (values?["expired"]?.int64Value ?? 0) + (values?["skipped"]?.int64Value ?? 0))
+            }
+            return counts
+        }
+        // Midway, the second process is killed: no graceful shutdown, its claims left held.
+        let deadline = ContinuousClock.now + .seconds(300)
+        while try await accepted().accepted < total / 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        let victim = gateways[1]
+        kill(victim.program.process.processIdentifier, SIGKILL)
+        victim.program.process.waitUntilExit()
+        let heldAtKill = Int(try postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed' AND claimed_by = '\(victim.worker)'")) ?? -1
+        #expect(heldAtKill >= 0 && heldAtKill <= inFlight, "the killed process held at most its --in-flight: \(heldAtKill)")
+
+        var state = try await accepted()
+        while state.waiting > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(250))
+            state = try await accepted()
+        }
+        #expect(state.accepted == total && state.waiting == 0 && state.other == 0, "every notification accepted: \(state)")
+
+        // The mock's side: every delivery's apns-id accepted at least once; the extra ones are
+        // resends of what the killed process held, no more.
+        var query = NotificationQuery()
+        query.limit = 1_000_000
+        query.accepted = true
+        var seen: [String: Int] = [:]
+        for record in mock.notifications(query) { seen[record.apnsID ?? "", default: 0] += 1 }
+        let ids = try postgres.query("SELECT apns_id FROM deliveries").split(separator: "\n").map(String.init)
+        #expect(ids.count == total)
+        let missing = ids.filter { seen[$0] == nil }.count
+        #expect(missing == 0, "\(missing) accepted deliveries the mock never saw")
+        let duplicates = seen.values.reduce(0) { $0 + $1 - 1 }
+        let reclaimed = Int(try postgres.query("SELECT count(*) FROM deliveries WHERE reclaimed_from = '\(victim.worker)'")) ?? -1
+        #expect(duplicates <= reclaimed && reclaimed <= inFlight, "duplicates \(duplicates), taken over from the killed process \(reclaimed), its bound \(inFlight)")
+        print("scale-out, \(processes) processes: \(total) accepted; the killed process held \(heldAtKill); \(reclaimed) taken over; \(duplicates) sent twice")
+
+        for gateway in gateways where gateway.worker != victim.worker {
+            let (status, _) = try await gateway.program.stop()
+            #expect(status == 0, "a graceful stop")
+        }
+        #expect(Int(try postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed'")) == 0)
+    }
+}
