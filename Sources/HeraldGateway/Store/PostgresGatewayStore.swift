@@ -24,7 +24,11 @@ final class PostgresGatewayStore: GatewayStore {
     /// Connects with a `postgres://user:password@host:port/database` URL (`?sslmode=disable`,
     /// `require` or `prefer`, the default) and brings the schema up to date.
     static func open(url: String, logger: Logger, maximumConnections: Int = 8) async throws -> PostgresGatewayStore {
-        var configuration = try configuration(url: url)
+        let settings = try Settings(url: url)
+        var configuration = settings.pool
+        // The pool retries a refused connection or a wrong password forever, quietly: one
+        // connection first, with a deadline, turns those into an error the caller sees.
+        try await probe(settings, url: url, logger: logger)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = 1
         // The pool's own chatter (a lease asked before run() starts, reconnects) stays out of the
@@ -51,23 +55,83 @@ final class PostgresGatewayStore: GatewayStore {
         return copy.string ?? url
     }
 
-    static func configuration(url: String) throws -> PostgresClient.Configuration {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
-              let host = components.host, !host.isEmpty else {
-            throw GatewayStoreError(message: "'\(redacted(url))' is not a postgres://user:password@host:port/database URL")
+    /// Connects once (within 10 seconds) and disconnects; throws what went wrong.
+    static func probe(_ settings: Settings, url: String, logger: Logger) async throws {
+        var connection = try settings.connection()
+        connection.options.connectTimeout = .seconds(10)
+        var quiet = logger
+        quiet.logLevel = .critical
+        do {
+            let opened = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: connection, id: 0, logger: quiet).get()
+            try? await opened.close()
+        } catch let error as PSQLError {
+            throw GatewayStoreError(message: "cannot connect to \(redacted(url)): \(Self.describe(error))")
         }
-        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
-        let tls: PostgresClient.Configuration.TLS
-        switch mode {
-        case "disable": tls = .disable
-        case "require", "verify-full", "verify-ca": tls = .require(.makeClientConfiguration())
-        case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
-        default: throw GatewayStoreError(message: "sslmode=\(mode) is not disable, prefer or require")
+    }
+
+    /// What a connection failure means, in a line (the server's message when it sent one).
+    static func describe(_ error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] {
+            return message
         }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        return PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
-            database: database.isEmpty ? nil : database, tls: tls)
+        if let failure = error.underlying as? NIOConnectionError, let first = failure.connectionErrors.first {
+            return "\(first.error) (\(first.target))"
+        }
+        if let underlying = error.underlying {
+            return "\(underlying)"
+        }
+        return "\(error.code)"
+    }
+
+    /// What a `postgres://` URL says.
+    struct Settings {
+        enum Mode { case disable, prefer, require }
+        var host: String
+        var port: Int
+        var username: String
+        var password: String?
+        var database: String?
+        var mode: Mode
+
+        init(url: String) throws {
+            guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+                  let host = components.host, !host.isEmpty else {
+                throw GatewayStoreError(message: "'\(redacted(url))' is not a postgres://user:password@host:port/database URL")
+            }
+            switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
+            case "disable": mode = .disable
+            case "require", "verify-full", "verify-ca": mode = .require
+            case "prefer", "allow": mode = .prefer
+            case let other: throw GatewayStoreError(message: "sslmode=\(other) is not disable, prefer or require")
+            }
+            let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+            self.host = host
+            port = components.port ?? 5432
+            username = components.user ?? "postgres"
+            password = components.password
+            self.database = database.isEmpty ? nil : database
+        }
+
+        var pool: PostgresClient.Configuration {
+            let tls: PostgresClient.Configuration.TLS
+            switch mode {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(.makeClientConfiguration())
+            case .require: tls = .require(.makeClientConfiguration())
+            }
+            return PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        }
+
+        func connection() throws -> PostgresConnection.Configuration {
+            let tls: PostgresConnection.Configuration.TLS
+            switch mode {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            return PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        }
     }
 
     // MARK: Statements

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HeraldTestSupport
+import Testing
+
+/// `herald serve` as a user runs it: the help, refused arguments (exit 2 with what to do), the
+/// administrator key made and shown once at the first start and kept across restarts, and a
+/// SIGTERM that stops it with status 0.
+@Suite struct ServeCommandTests {
+    static func herald(_ arguments: [String], environment: [String: String] = [:]) throws -> ExternalTools.Output {
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        return try ExternalTools.execute(Fixtures.heraldBinary, arguments, environment: env, timeout: .seconds(60))
+    }
+
+    static func status(_ port: Int, _ path: String, key: String?) async throws -> Int {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.timeoutInterval = 30
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    /// Starts `herald serve` and reads its banner: the port, and the administrator key if one was made.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (RunningProgram, port: Int, adminKey: String?, banner: String) {
+        let program = try RunningProgram(Fixtures.heraldBinary, ["serve", "--port", "0", "--log", "warning"] + arguments, environment: environment)
+        let banner = program.read(untilOutput: { $0.contains("metrics") && ($0.contains("admin key") || $0.contains("worker")) && $0.hasSuffix("\n") }, timeout: .seconds(60))
+        // The key lines follow the metrics line in the same write.
+        let complete = banner.contains("admin key") ? program.read(until: "shown once", timeout: .seconds(5)) : banner
+        guard let port = complete.firstMatch(of: /API on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap({ Int($0.output.1) }) else {
+            throw ExternalTools.Failure(description: "herald serve did not start: \(complete)")
+        }
+        let key = complete.firstMatch(of: /admin key  (\S+)/).map { String($0.output.1) }
+        return (program, port, key, complete)
+    }
+
+    @Test func helpTeachesTheDeployment() throws {
+        let help = try Self.herald(["serve", "--help"])
+        #expect(help.status == 0)
+        let text = String(decoding: help.stdout, as: UTF8.self)
+        for expected in ["--db <FILE>", "--postgres <URL>", "SKIP LOCKED", "--claim-lease", "Idempotency-Key", "/v1/openapi.json", "/readyz", "SIGTERM", "admin"] {
+            #expect(text.contains(expected), "the help mentions \(expected)")
+        }
+        let top = String(decoding: try Self.herald(["--help"]).stdout, as: UTF8.self)
+        #expect(top.contains("serve"))
+    }
+
+    @Test(arguments: [
+        (["serve"], "give one database"),
+        (["serve", "--db", "a.db", "--postgres", "postgres://x@127.0.0.1/x"], "give one database"),
+        (["serve", "--db", "a.db", "--port", "70000"], "is not a port"),
+        (["serve", "--db", "a.db", "--in-flight", "0"], "--in-flight"),
+        (["serve", "--db", "a.db", "--claim-lease", "10", "--request-timeout", "30"], "must be longer than --request-timeout"),
+        (["serve", "--db", "a.db", "--log", "loud"], "--log"),
+        (["serve", "--db", "a.db", "--admin-key-env", "HERALD_SERVE_TEST_UNSET_VARIABLE"], "unset or shorter than 16"),
+        (["serve", "--db", "/proc/no-such-directory/gateway.db", "--port", "0"], "cannot start the gateway"),
+        (["serve", "--postgres", "mysql://x@127.0.0.1/x", "--port", "0"], "is not a postgres://user:password@host:port/database URL"),
+        (["serve", "--postgres", "postgres://x@127.0.0.1/x?sslmode=sometimes", "--port", "0"], "sslmode=sometimes is not disable, prefer or require"),
+        // Nothing listens on port 1: refused at once, not retried forever in silence.
+        (["serve", "--postgres", "postgres://x:secret@127.0.0.1:1/x", "--port", "0"], "cannot connect to postgres://x:****@127.0.0.1:1/x"),
+    ])
+    func badArgumentsExitTwoSayingWhatToDo(_ arguments: [String], _ message: String) throws {
+        let result = try Self.herald(arguments, environment: ["HERALD_SERVE_TEST_UNSET_VARIABLE": "short"])
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+    }
+
+    @Test func theFirstStartMakesAnAdminKeyShownOnceAndKeptAcrossRestarts() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.path("gateway.db")
+        let (first, port, key, banner) = try Self.start(["--db", database])
+        let adminKey = try #require(key, "the first start shows the key: \(banner)")
+        #expect(banner.contains("SQLite \(database)"))
+        #expect(try await Self.status(port, "/v1/apps", key: adminKey) == 200)
+        #expect(try await Self.status(port, "/v1/apps", key: adminKey + "x") == 401)
+        #expect(try await Self.status(port, "/v1/apps", key: nil) == 401)
+        #expect(try await Self.status(port, "/readyz", key: nil) == 200)
+        let (status, rest) = try await first.stop()
+        #expect(status == 0, "SIGTERM stops it normally: \(rest)")
+        #expect(rest.contains("herald serve: stopped"))
+
+        // The same file again: no new key is made or shown, and the first one still works.
+        let (second, secondPort, secondKey, secondBanner) = try Self.start(["--db", database])
+        #expect(secondKey == nil, "the key is shown once only: \(secondBanner)")
+        #expect(!secondBanner.contains(adminKey))
+        #expect(try await Self.status(secondPort, "/v1/apps", key: adminKey) == 200)
+        #expect(try await second.stop().status == 0)
+    }
+
+    @Test func anAdminKeyFromTheEnvironmentIsUsedAndNotPrinted() async throws {
+        let directory = try TemporaryDirectory()
+        let secret = "serve-test-admin-key-\(UInt32.random(in: 0...UInt32.max))"
+        let (program, port, key, banner) = try Self.start(
+            ["--db", directory.path("gateway.db"), "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"], environment: ["HERALD_SERVE_TEST_ADMIN": secret])
+        #expect(key == nil && !banner.contains(secret), "a key given by the environment is never printed: \(banner)")
+        #expect(try await Self.status(port, "/v1/apps", key: secret) == 200)
+        #expect(try await program.stop().status == 0)
+    }
+
+    @Test func aPostgresPasswordIsNotPrinted() async throws {
+        let postgres = try PostgresTestDatabase()
+        let (program, port, _, banner) = try Self.start(["--postgres", postgres.url, "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"],
+                                                         environment: ["HERALD_SERVE_TEST_ADMIN": "serve-test-postgres-admin-key"])
+        let password = try #require(URLComponents(string: postgres.url)?.password)
+        #expect(banner.contains("PostgreSQL postgres://") && banner.contains(":****@"), "\(banner)")
+        #expect(!banner.contains(":\(password)@"), "\(banner)")
+        #expect(try await Self.status(port, "/readyz", key: nil) == 200)
+        #expect(try await program.stop().status == 0)
+
+        // A wrong password is the server's answer, said at once.
+        var wrong = try #require(URLComponents(string: postgres.url))
+        wrong.password = "not-the-password"
+        let refused = try Self.herald(["serve", "--postgres", wrong.string!, "--port", "0"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("not-the-password"))
+    }
+}
