@@ -22,6 +22,7 @@ final class Dispatcher: Sendable {
     private let wake = Signal()
     private let flushWake = Signal()
     private let depthWake = Signal()
+    private let leaseWake = Signal()
     private let webhookWake = Signal()
     private let stopping = Atomic<Bool>(false)
     private let sending = Atomic<Int>(0)
@@ -49,6 +50,7 @@ final class Dispatcher: Sendable {
             group.addTask { await self.flushLoop() }
             group.addTask { await self.depthLoop() }
             group.addTask { await self.webhookLoop() }
+            group.addTask { await self.leaseLoop() }
             await claimLoop(&group)
         }
     }
@@ -56,7 +58,7 @@ final class Dispatcher: Sendable {
     /// Stops claiming; ``run()`` returns once what it holds is recorded or given back.
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        for signal in [wake, flushWake, depthWake, webhookWake] { signal.signal() }
+        for signal in [wake, flushWake, depthWake, webhookWake, leaseWake] { signal.signal() }
         capacity.cancelWaiters()
     }
 
@@ -97,6 +99,23 @@ final class Dispatcher: Sendable {
         // Stopping: wait for the sends (each ends by its deadline), then a last flush.
         while sending.load(ordering: .relaxed) > 0 { try? await Task.sleep(for: .milliseconds(10)) }
         flushWake.signal()
+    }
+
+    /// Keeps this process's claims: every third of the lease, the lease on everything it holds
+    /// is extended, so only the claims of a process that died run out (sends waiting for a low
+    /// rate limit, or a slow APNs, are not taken over and sent twice).
+    private func leaseLoop() async {
+        let lease = configuration.claimLease.milliseconds
+        while !stopping.load(ordering: .relaxed) {
+            await leaseWake.wait(timeout: configuration.claimLease / 3)
+            if stopping.load(ordering: .relaxed) { break }
+            let now = nowMilliseconds
+            do {
+                try await store.extendLeases(worker: worker, until: now + lease, now: now)
+            } catch {
+                logger.warning("extending the claims' leases failed; trying again", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     private func send(_ delivery: ClaimedDelivery) async {

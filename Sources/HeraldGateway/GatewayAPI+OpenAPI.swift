@@ -1,6 +1,25 @@
 import HeraldJSON
+import HeraldProtocol
 
 extension GatewayAPI {
+    /// Each documented path's segments (`nil` for a `{parameter}`) and its methods, upper case.
+    static let documentedRoutes: [(segments: [Substring?], methods: [String])] = {
+        guard let paths = openAPIDocument["paths"]?.objectValue else { return [] }
+        return paths.members.map { member in
+            let segments = member.key.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
+            let methods = (member.value.objectValue?.members.map { $0.key.uppercased() } ?? []).sorted()
+            return (segments, methods)
+        }
+    }()
+
+    /// The methods the OpenAPI document gives `path`, if it documents the path.
+    static func methods(forPath path: String) -> [String]? {
+        let parts = path.split(separator: "/")
+        return documentedRoutes.first { route in
+            route.segments.count == parts.count && zip(route.segments, parts).allSatisfy { $0 == nil || $0 == $1 }
+        }?.methods
+    }
+
     /// The OpenAPI 3.1 document of the gateway's API, served at `/v1/openapi.json`.
     static let openAPIDocument: JSONValue = {
         func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
@@ -13,6 +32,9 @@ extension GatewayAPI {
             ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
         }
         let string: JSONValue = ["type": "string"]
+        let nonEmpty: JSONValue = ["type": "string", "minLength": 1]
+        let tag: JSONValue = ["type": "string", "pattern": "^[^,]+$"]
+        let appID: JSONValue = ["type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"]
         let integer: JSONValue = ["type": "integer"]
         let app = parameter("app", in: "path", string, "The app's id")
         let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
@@ -21,6 +43,11 @@ extension GatewayAPI {
             var members = JSONObject()
             for (name, schema) in properties { members.members.append(.init(key: name, value: schema)) }
             return ["type": "object", "properties": .object(members), "required": .array(required.map { .string($0) })]
+        }
+        func adding(_ key: String, _ value: JSONValue, to schema: JSONValue) -> JSONValue {
+            var members = schema.objectValue ?? JSONObject()
+            members.members.append(.init(key: key, value: value))
+            return .object(members)
         }
         let authenticated: (JSONObject) -> JSONValue = { operation in
             var operation = operation
@@ -43,7 +70,10 @@ extension GatewayAPI {
             "/v1/apps": [
                 "post": authenticated([
                     "summary": "Register an app with its credentials (administrators)", "requestBody": body(ref("AppDefinition")),
-                    "responses": ["201": json("The app, credentials hidden", ref("App")), "400": error, "409": error],
+                    "responses": [
+                        "201": json("The app, credentials hidden", ref("App")), "400": error, "409": error,
+                        "422": json("The credentials cannot be used (not a P-256 key, not a PKCS#12 file, a wrong password)", ref("Error")),
+                    ],
                 ]),
                 "get": authenticated(["summary": "The apps the key may use", "responses": ["200": json("Apps", object([("apps", ["type": "array", "items": ref("App")])]))]]),
             ],
@@ -54,18 +84,21 @@ extension GatewayAPI {
             "/v1/keys": [
                 "post": authenticated([
                     "summary": "Make an API key, for every app (no apps) or for some (administrators)",
-                    "requestBody": body(object([("name", string), ("apps", ["type": "array", "items": string])], required: ["name"])),
+                    "requestBody": body(object([("name", nonEmpty), ("apps", ["type": "array", "items": appID, "minItems": 1])], required: ["name"])),
                     "responses": ["201": json("The key: shown once", ref("Key")), "400": error],
                 ]),
                 "get": authenticated(["summary": "The keys (never their secrets)", "responses": ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))]]),
             ],
             "/v1/keys/{id}": [
-                "delete": authenticated(["summary": "Revoke a key", "parameters": [parameter("id", in: "path", string, "The key's id")], "responses": ["204": done, "404": error]]),
+                "delete": authenticated([
+                    "summary": "Revoke a key (not the last administrator's)", "parameters": [parameter("id", in: "path", string, "The key's id")],
+                    "responses": ["204": done, "404": error, "409": json("The last administrator's key", ref("Error"))],
+                ]),
             ],
             "/v1/apps/{app}/devices": [
                 "post": authenticated([
                     "summary": "Register device tokens (a dead token registered again is active again), with tags for audiences",
-                    "parameters": [app], "requestBody": body(object([("tokens", tokens), ("tags", ["type": "array", "items": string])], required: ["tokens"])),
+                    "parameters": [app], "requestBody": body(object([("tokens", tokens), ("tags", ["type": "array", "items": tag])], required: ["tokens"])),
                     "responses": ["200": json("How many", object([("registered", integer)])), "400": error, "404": error],
                 ]),
                 "get": authenticated([
@@ -100,7 +133,7 @@ extension GatewayAPI {
                     "summary": "Each token's outcome, in order",
                     "parameters": [app, parameter("id", in: "path", string, "The notification's id"),
                                    parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
-                                   parameter("after", integer, "The delivery id to continue after (paging)"), limit],
+                                   parameter("after", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807], "The delivery id to continue after (paging)"), limit],
                     "responses": ["200": json("Deliveries", object([("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]])])), "400": error, "404": error],
                 ]),
             ],
@@ -116,21 +149,32 @@ extension GatewayAPI {
                 "schemas": [
                     "Error": object([("error", string), ("pointer", string), ("reason", string), ("findings", ["type": "array", "items": ref("Finding")])], required: ["error"]),
                     "Finding": object([("rule", string), ("severity", string), ("message", string), ("pointer", nullableString), ("line", nullableInteger), ("column", nullableInteger)]),
-                    "AppDefinition": object([
-                        ("id", string), ("bundleId", string), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
-                        ("server", object([("host", string), ("port", integer), ("caCertificate", string), ("plaintext", ["type": "boolean"])], required: ["host", "port"])),
-                        ("token", object([("key", string), ("keyId", string), ("teamId", string)], required: ["key", "keyId", "teamId"])),
-                        ("certificate", object([("p12", string), ("password", string)], required: ["p12"])),
-                        ("rateLimit", integer), ("concurrency", integer),
-                        ("webhook", object([("url", string), ("secret", string), ("events", ["type": "array", "items": ["type": "string", "enum": ["token.dead", "delivery.accepted", "delivery.rejected", "delivery.expired"]]])], required: ["url", "secret"])),
-                    ], required: ["bundleId"]),
+                    "AppDefinition": adding("anyOf", [["required": ["token"]], ["required": ["certificate"]]], to: object([
+                        ("id", appID), ("bundleId", nonEmpty), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
+                        ("server", object([
+                            ("host", nonEmpty), ("port", ["type": "integer", "minimum": 1, "maximum": 65535]),
+                            ("caCertificate", ["type": "string", "description": "A PEM certificate"]), ("plaintext", ["type": "boolean"]),
+                        ], required: ["host", "port"])),
+                        ("token", object([
+                            ("key", ["type": "string", "description": "The .p8 file's text (a PEM P-256 private key)"]),
+                            ("keyId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]), ("teamId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]),
+                        ], required: ["key", "keyId", "teamId"])),
+                        ("certificate", object([("p12", ["type": "string", "contentEncoding": "base64"]), ("password", string)], required: ["p12"])),
+                        ("rateLimit", ["type": "integer", "minimum": 1, "maximum": 1_000_000]), ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000]),
+                        ("webhook", object([
+                            ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
+                            ("events", ["type": "array", "items": ["type": "string", "enum": ["token.dead", "delivery.accepted", "delivery.rejected", "delivery.expired"]]]),
+                        ], required: ["url", "secret"])),
+                    ], required: ["bundleId"])),
                     "App": ["type": "object", "description": "An app as registered, with its key, certificate and webhook secret hidden"],
                     "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", integer)], required: ["id", "name"]),
                     "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableInteger), ("updatedAt", integer)]),
                     "Submission": object([
-                        ("payload", ["type": "object"]), ("pushType", string), ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", string),
-                        ("collapseId", string), ("expiration", ["type": "integer", "minimum": 0]), ("tokens", tokens),
-                        ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", string)], required: ["tag"])]]),
+                        ("payload", ["type": "object"]), ("pushType", ["type": "string", "enum": .array(PushType.allCases.map { .string($0.rawValue) })]),
+                        ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", nonEmpty),
+                        ("collapseId", ["type": "string", "maxLength": 64, "description": "At most 64 bytes of UTF-8"]),
+                        ("expiration", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807, "description": "Unix seconds; 0: try once"]),
+                        ("tokens", tokens), ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", tag)], required: ["tag"])]]),
                     ], required: ["payload"]),
                     "Notification": object([
                         ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),

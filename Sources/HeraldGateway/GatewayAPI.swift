@@ -87,9 +87,14 @@ struct GatewayAPI {
             let app: GatewayApp
             do throws(GatewayApp.Problem) {
                 app = try GatewayApp(json: document.root)
-                _ = try app.clientConfiguration(requestTimeout: server.configuration.requestTimeout)
             } catch {
                 return Self.error(.badRequest, error.message, pointer: error.pointer)
+            }
+            // Well-formed, but do the credentials work? (A key that is not a key, a wrong password.)
+            do throws(GatewayApp.Problem) {
+                _ = try app.clientConfiguration(requestTimeout: server.configuration.requestTimeout)
+            } catch {
+                return Self.error(.unprocessableContent, error.message, pointer: error.pointer)
             }
             guard try await store.insertApp(StoredApp(id: app.id, definition: app.storedJSON, createdAt: server.nowMilliseconds)) else {
                 return Self.error(.conflict, "an app with id \(app.id) exists; delete it first, or give another \"id\"")
@@ -142,6 +147,11 @@ struct GatewayAPI {
         router.delete("/v1/keys/{id}") { request, context in
             try await server.authorize(request, app: nil)
             let id = try context.parameters.require("id")
+            // Revoking the last administrator's key would lock everyone out of administration.
+            let keys = try await store.keys()
+            if let key = keys.first(where: { $0.id == id }), key.apps == nil, keys.filter({ $0.apps == nil }).count == 1 {
+                return Self.error(.conflict, "\(id) is the last administrator's key: make another with POST /v1/keys first")
+            }
             guard try await store.deleteKey(id: id) else { return Self.error(.notFound, "no key \(id)") }
             server.forgetKeys()
             return Response(status: .noContent)
@@ -332,6 +342,12 @@ struct ErrorShape: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError {
+            // The router found no route: a documented path asked with another method is a 405.
+            if error.status == .notFound, error.body == nil, let allowed = GatewayAPI.methods(forPath: request.uri.path) {
+                var response = GatewayAPI.error(.methodNotAllowed, "\(request.method) is not allowed here: \(allowed.joined(separator: ", "))")
+                response.headers[.allow] = allowed.joined(separator: ", ")
+                return response
+            }
             var response = GatewayAPI.error(error.status, error.body ?? error.status.reasonPhrase)
             for field in error.headers { response.headers.append(field) }
             return response

@@ -138,6 +138,10 @@ public struct MockConfiguration: Sendable {
     public var releaseTarget: ReleaseTarget? = nil
     /// The clock (UNIX seconds); injectable for tests of token age.
     public var now: @Sendable () -> Date = Date.init
+    /// Event-loop threads of the mock's own (`nil`: NIO's shared group). A test that floods a
+    /// mock in the same process gives it its own threads, so other tests' connections are not
+    /// queued behind the flood. The group lives until ``MockAPNsServer/stop()``.
+    var ownEventLoopThreads: Int? = nil
 
     /// The defaults.
     public init() {}

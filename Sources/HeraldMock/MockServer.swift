@@ -36,6 +36,7 @@ public final class MockAPNsServer: Service, Sendable {
     /// Sends to the release target, when one is configured.
     let releaser: Releaser?
     private let running = Mutex<Running?>(nil)
+    private let ownGroup: MultiThreadedEventLoopGroup?
     private let logger: Logger
 
     private struct Running: Sendable {
@@ -53,6 +54,7 @@ public final class MockAPNsServer: Service, Sendable {
         self.logger = logger
         core = MockCore(configuration: configuration)
         releaser = try configuration.releaseTarget.map(Releaser.init)
+        ownGroup = configuration.ownEventLoopThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
         if case .generatedTLS = configuration.transport {
             var names = ["localhost", "127.0.0.1", "::1"]
             if !names.contains(configuration.host), !["0.0.0.0", "::"].contains(configuration.host) { names.append(configuration.host) }
@@ -148,7 +150,7 @@ public final class MockAPNsServer: Service, Sendable {
     }
 
     private func bindListeners() async throws -> (any Channel, (any Channel)?, InspectionAPI.Handle?) {
-        let group = MultiThreadedEventLoopGroup.singleton
+        let group = ownGroup ?? MultiThreadedEventLoopGroup.singleton
         let sslContext = try makeSSLContext()
         var acceptsAny = false
         var certificateAuth = false
@@ -215,6 +217,7 @@ public final class MockAPNsServer: Service, Sendable {
         core.database.withLock { $0 = nil }
         await current.database?.close()
         await releaser?.shutdown()
+        try? await ownGroup?.shutdownGracefully()
     }
 
     /// Starts, waits for graceful shutdown (SIGINT/SIGTERM under a `ServiceGroup`), and stops.

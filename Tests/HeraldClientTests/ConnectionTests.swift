@@ -9,56 +9,48 @@ import Testing
 
 /// A proxy, idle connections and the logs.
 @Suite(.serialized) struct ConnectionTests {
-    /// Runs Tests/Fixtures/client/connect_proxy.py; returns the process, its port and its output.
-    final class Proxy: @unchecked Sendable {
-        let process = Process()
-        let output = Pipe()
-        var port = 0
-        private var text = ""
+    /// Runs Tests/Fixtures/client/connect_proxy.py (or another loopback server script); its port
+    /// is the number on the `port N` line it prints.
+    struct Proxy {
+        let program: RunningProgram
+        let port: Int
 
-        init(refusing: Bool = false, script: String = "client/connect_proxy.py") throws {
+        static func start(refusing: Bool = false, script: String = "client/connect_proxy.py") async throws -> Proxy {
             let python = try ExternalTools.require("python3", package: "python3")
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [Fixtures.url(script).path] + (refusing ? ["--refuse"] : [])
-            process.standardOutput = output
-            try process.run()
-            let deadline = ContinuousClock.now + .seconds(20)
-            while port == 0, ContinuousClock.now < deadline {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("port ") }) { port = Int(line.dropFirst(5)) ?? 0 }
-            }
+            let program = try RunningProgram(python, [Fixtures.url(script).path] + (refusing ? ["--refuse"] : []))
+            let text = await program.read(untilOutput: { $0.contains("\n") && $0.contains("port ") }, timeout: .seconds(20))
+            let port = text.split(separator: "\n").first { $0.hasPrefix("port ") }.flatMap { Int($0.dropFirst(5)) } ?? 0
+            return Proxy(program: program, port: port)
         }
 
         /// Everything it printed (stops it).
-        func stop() -> String {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return text + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        func stop() async -> String {
+            kill(program.process.processIdentifier, SIGKILL)
+            _ = await program.waitForExit()
+            return await program.read(until: "\u{0}", timeout: .seconds(2))
         }
     }
 
     @Test func sendsThroughAnHTTPConnectProxy() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
-        let proxy = try Proxy()
+        let proxy = try await Proxy.start()
         #expect(proxy.port > 0)
         let client = try harness.client { $0.proxy = .init(host: "127.0.0.1", port: proxy.port, basicCredentials: "herald:secret") }
         let response = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1)[0]))
         #expect(harness.mock.notification(id: response.apnsID) != nil)
         await client.shutdown()
-        let log = proxy.stop()
+        let log = await proxy.stop()
         #expect(log.contains("CONNECT 127.0.0.1:\(harness.mock.port)"), "\(log)")
         #expect(log.contains("Proxy-Authorization: Basic aGVyYWxkOnNlY3JldA=="), "credentials sent as Basic")
 
-        let refusing = try Proxy(refusing: true)
+        let refusing = try await Proxy.start(refusing: true)
         let refused = try harness.client { $0.proxy = .init(host: "127.0.0.1", port: refusing.port); $0.retry = .never }
         let error = try #require(await refused.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1)[0])).failure)
         #expect(error.kind == .connectionFailed)
         #expect(error.message.contains("407"), "\(error.message)")
         await refused.shutdown()
-        _ = refusing.stop()
+        _ = await refusing.stop()
     }
 
     @Test func idleConnectionsCloseAndReopenOnDemand() async throws {
@@ -77,8 +69,8 @@ import Testing
 
     @Test func aServerThatStopsAnsweringPINGsIsLeft() async throws {
         try ExternalTools.requirePython(modules: "h2", package: "h2")
-        let silent = try Proxy(script: "client/silent_h2_server.py")
-        defer { _ = silent.stop() }
+        let silent = try await Proxy.start(script: "client/silent_h2_server.py")
+        defer { kill(silent.program.process.processIdentifier, SIGKILL) }
         var configuration = APNsClientConfiguration(
             server: .custom(host: "127.0.0.1", port: silent.port), credentials: .token(.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)))
         configuration.plaintext = true

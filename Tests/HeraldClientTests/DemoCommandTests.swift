@@ -12,7 +12,7 @@ import Testing
     @Test func demoSendsTheExamplesAndItsCommandWorksAsPasted() async throws {
         let directory = try TemporaryDirectory()
         let demo = try RunningProgram(Fixtures.heraldBinary, ["demo", "--port", "0", "--api-port", "0", "--dir", directory.path("demo")])
-        let text = demo.read(until: "Serving until Ctrl-C.")
+        let text = await demo.read(until: "Serving until Ctrl-C.")
         #expect(text.contains("Serving until Ctrl-C."), "\(text)")
         let accepted = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") }
         #expect(accepted.count == 7, "\(text)")
@@ -24,7 +24,7 @@ import Testing
         #expect(command.contains("--p8 \(directory.path("demo"))/AuthKey_HERALDDEMO.p8"))
         let pasted = command
             .replacingOccurrences(of: "herald send payload.json", with: "'\(Fixtures.heraldBinary)' send '\(Fixtures.url("seeds/legacy-example-3.json").path)'")
-        let sent = try ExternalTools.execute("/bin/sh", ["-c", pasted], timeout: .seconds(60))
+        let sent = try await ExternalTools.executeInBackground("/bin/sh", ["-c", pasted], timeout: .seconds(60))
         #expect(sent.status == 0, "\(pasted)\n\(sent.stderr)")
         #expect(String(decoding: sent.stdout, as: UTF8.self).contains(" accepted apns-id "))
 

@@ -18,7 +18,7 @@ import Testing
 
     @Test func pythonH2AgreesWithEveryFrameAndHeaderBlock() async throws {
         try ExternalTools.requirePython(modules: "h2", package: "h2")
-        let peer = try ConnectionTests.Proxy(script: "client/h2_peer_server.py")
+        let peer = try await ConnectionTests.Proxy.start(script: "client/h2_peer_server.py")
         var configuration = APNsClientConfiguration(
             server: .custom(host: "127.0.0.1", port: peer.port),
             credentials: .token(.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)))
@@ -42,7 +42,7 @@ import Testing
             return outcomes
         }
         await client.shutdown()
-        let lines = peer.stop().split(separator: "\n").compactMap { line in try? JSONDocument(parsing: Array(line.utf8)) }
+        let lines = await peer.stop().split(separator: "\n").compactMap { line in try? JSONDocument(parsing: Array(line.utf8)) }
         let events = lines.map { $0.root["event"]?.stringValue ?? "" }
 
         #expect(!events.contains("error"), "h2 found no protocol error: \(lines.filter { $0.root["event"]?.stringValue == "error" }.map { $0.root["reason"]?.stringValue ?? "" })")

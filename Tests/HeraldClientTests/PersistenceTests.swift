@@ -121,18 +121,18 @@ import Testing
         let key = directory.path("key.p8")
         let signing = ProviderSigningKey.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)
         try signing.pkcs8PEM.write(toFile: key, atomically: true, encoding: .utf8)
-        func start() throws -> (RunningProgram, port: Int, apiPort: Int, ca: String) {
+        func start() async throws -> (RunningProgram, port: Int, apiPort: Int, ca: String) {
             let mock = try RunningProgram(Fixtures.heraldBinary, [
                 "mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", directory.path("ca.pem"),
                 "--key", key, "--key-id", "\(ClientHarness.keyID)", "--team-id", "\(ClientHarness.teamID)", "--db", directory.path("mock.db"),
             ])
-            let banner = mock.read(until: "/3/device/", timeout: .seconds(30))
+            let banner = await mock.read(until: "/3/device/", timeout: .seconds(30))
             let port = try #require(banner.firstMatch(of: /APNs on https:\/\/127\.0\.0\.1:(\d+)/).flatMap { Int($0.output.1) })
             let apiPort = try #require(banner.firstMatch(of: /inbox      http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.output.1) })
             #expect(banner.contains("database   \(directory.path("mock.db"))"))
             return (mock, port, apiPort, try String(contentsOfFile: directory.path("ca.pem"), encoding: .utf8))
         }
-        let (mock, port, _, ca) = try start()
+        let (mock, port, _, ca) = try await start()
         var configuration = APNsClientConfiguration(
             server: .custom(host: "127.0.0.1", port: port, environment: .sandbox), credentials: .token(signing))
         configuration.additionalTrustRootsPEM = [ca]
@@ -142,12 +142,12 @@ import Testing
         let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(200, salt: 5))
         // Killed the moment the last answer is in: no graceful shutdown, no flush.
         kill(mock.process.processIdentifier, SIGKILL)
-        mock.process.waitUntilExit()
+        _ = await mock.waitForExit()
         await client.shutdown()
         let answered = outcomes.compactMap { try? $0.1.get().apnsID }
         #expect(answered.count == 200)
 
-        let (restarted, _, apiPort, _) = try start()
+        let (restarted, _, apiPort, _) = try await start()
         defer { _ = restarted }
         let listing = try await Self.listing(apiPort, "?limit=1000")
         #expect(listing.total == 200)

@@ -26,8 +26,8 @@ import Testing
             return Setup(harness: harness, directory: directory)
         }
 
-        func herald(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-            let run = try ExternalTools.execute(Fixtures.heraldBinary, arguments, environment: environment, timeout: .seconds(120))
+        func herald(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+            let run = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, arguments, environment: environment, timeout: .seconds(120))
             return (run.status, String(decoding: run.stdout, as: UTF8.self), run.stderr)
         }
     }
@@ -39,7 +39,7 @@ import Testing
         defer { Task { await setup.harness.stop() } }
         let body = #"{"aps":{"alert":{"title":"Hello","body":"from herald send"}},"order":42}"#
         try setup.directory.write("alert.json", body)
-        let run = try setup.herald(["send", setup.directory.path("alert.json"), "--token", Self.tokens[0].hex, "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
+        let run = try await setup.herald(["send", setup.directory.path("alert.json"), "--token", Self.tokens[0].hex, "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 0, "\(run.stderr)")
         let fields = run.stdout.split(separator: " ")
         #expect(fields.count >= 4 && fields[0] == Self.tokens[0].hex && fields[1] == "accepted" && fields[2] == "apns-id", "\(run.stdout)")
@@ -55,7 +55,7 @@ import Testing
         setup.harness.mock.unregister(Self.tokens[1], at: Date(timeIntervalSince1970: 1_700_000_000))
         try setup.directory.write("alert.json", #"{"aps":{"alert":"Hi"}}"#)
         try setup.directory.write("tokens.txt", "# devices\n\(Self.tokens[0].hex)\n\n\(Self.tokens[1].hex)\n\(Self.tokens[2].hex)\n")
-        let run = try setup.herald(["send", setup.directory.path("alert.json"), "--tokens-file", setup.directory.path("tokens.txt"), "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
+        let run = try await setup.herald(["send", setup.directory.path("alert.json"), "--tokens-file", setup.directory.path("tokens.txt"), "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
@@ -66,7 +66,7 @@ import Testing
         #expect(run.stderr.contains("2 of 3 accepted"))
         // A bad line in the file is named with its line number, exit 2.
         try setup.directory.write("bad.txt", "\(Self.tokens[0].hex)\nnot-a-token\n")
-        let bad = try setup.herald(["send", setup.directory.path("alert.json"), "--tokens-file", setup.directory.path("bad.txt"), "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
+        let bad = try await setup.herald(["send", setup.directory.path("alert.json"), "--tokens-file", setup.directory.path("bad.txt"), "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("bad.txt:2:"))
     }
@@ -77,7 +77,7 @@ import Testing
         try setup.directory.write("push.apns", """
             {"Simulator Target Bundle": "com.example.app", "aps": {"alert": "From a simulator file"}, "id": 7}
             """)
-        let run = try setup.herald(["send", setup.directory.path("push.apns"), "--token", Self.tokens[0].hex] + setup.serverArguments + setup.keyArguments)
+        let run = try await setup.herald(["send", setup.directory.path("push.apns"), "--token", Self.tokens[0].hex] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 0, "\(run.stderr)")
         let record = try #require(setup.harness.mock.notifications().first)
         #expect(record.topic == "com.example.app")
@@ -89,12 +89,12 @@ import Testing
         defer { Task { await setup.harness.stop() } }
         try setup.directory.write("bad.json", #"{"aps":{"alert":"Hi","badge":"5"}}"#)
         let arguments = ["send", setup.directory.path("bad.json"), "--token", Self.tokens[0].hex, "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments
-        let refused = try setup.herald(arguments)
+        let refused = try await setup.herald(arguments)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("bad.json:1:"), "the finding with its place: \(refused.stderr)")
         #expect(refused.stderr.contains("not sent"))
         #expect(setup.harness.mock.notifications().isEmpty)
-        let forced = try setup.herald(arguments + ["--no-lint"])
+        let forced = try await setup.herald(arguments + ["--no-lint"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(setup.harness.mock.notifications().count == 1)
     }
@@ -108,17 +108,17 @@ import Testing
         environment["HERALD_KEY_ID"] = ClientHarness.keyID.rawValue
         environment["HERALD_TEAM_ID"] = ClientHarness.teamID.rawValue
         let base = ["send", setup.directory.path("alert.json"), "--token", Self.tokens[0].hex, "--topic", ClientHarness.topic]
-        let run = try setup.herald(base + setup.serverArguments, environment: environment)
+        let run = try await setup.herald(base + setup.serverArguments, environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
 
         environment["HERALD_P8"] = nil
-        let noCredentials = try setup.herald(base + setup.serverArguments, environment: environment)
+        let noCredentials = try await setup.herald(base + setup.serverArguments, environment: environment)
         #expect(noCredentials.status == 2)
         #expect(noCredentials.stderr.contains("--p8 FILE --key-id ID --team-id ID"))
-        let noServer = try setup.herald(base + setup.keyArguments)
+        let noServer = try await setup.herald(base + setup.keyArguments)
         #expect(noServer.status == 2)
         #expect(noServer.stderr.contains("--sandbox"))
-        let missingKey = try setup.herald(base + setup.serverArguments + ["--p8", setup.directory.path("nope.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"])
+        let missingKey = try await setup.herald(base + setup.serverArguments + ["--p8", setup.directory.path("nope.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"])
         #expect(missingKey.status == 2)
         #expect(missingKey.stderr.contains("nope.p8"))
     }
@@ -126,7 +126,7 @@ import Testing
     @Test func tokenCommandPrintsAVerifiableJWT() async throws {
         let setup = try await Setup.start()
         defer { Task { await setup.harness.stop() } }
-        let run = try setup.herald(["token"] + setup.keyArguments)
+        let run = try await setup.herald(["token"] + setup.keyArguments)
         #expect(run.status == 0, "\(run.stderr)")
         let jwt = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = ProviderTokenVerifier(keys: [setup.harness.key.publicKey])
@@ -138,7 +138,7 @@ import Testing
     @Test func benchSendReportsThroughputLatencyAndMemory() async throws {
         let setup = try await Setup.start()
         defer { Task { await setup.harness.stop() } }
-        let run = try setup.herald(["bench", "send", "--count", "500", "--warmup", "50", "--connections", "2", "--concurrency", "20"] + setup.serverArguments + setup.keyArguments)
+        let run = try await setup.herald(["bench", "send", "--count", "500", "--warmup", "50", "--connections", "2", "--concurrency", "20"] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("requests: 500 in"))
         #expect(run.stdout.contains("throughput: "))

@@ -47,6 +47,29 @@ import Testing
         #expect(harness.mock.notifications(query).count == 300 + 298, "skipped tokens were not sent")
     }
 
+    /// Sends that wait longer than the lease (here for the app's rate limit: 60 tokens at 20 a
+    /// second, under a 1.5-second lease) stay with the live process that holds them: its leases
+    /// are extended, nothing is taken over, and the mock sees each apns-id once.
+    @Test func aLiveProcessKeepsItsClaimsPastTheLease() async throws {
+        let harness = try await GatewayHarness.start(gateway: {
+            $0.claimLease = .milliseconds(1_500)
+            $0.requestTimeout = .seconds(1)
+        })
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp(extra: #","rateLimit":20"#)
+        let tokens = GatewayHarness.tokens(60, salt: 11)
+        let started = ContinuousClock.now
+        let summary = try await harness.waitUntilDone(try await harness.submit(tokens: tokens))
+        #expect(ContinuousClock.now - started > .seconds(2), "the rate limit held the sends past the lease")
+        #expect(summary.root["counts"]?["accepted"]?.int64Value == 60)
+        var query = NotificationQuery()
+        query.limit = 1_000
+        let ids = harness.mock.notifications(query).compactMap(\.apnsID)
+        #expect(ids.count == 60 && Set(ids).count == 60, "\(ids.count) sent for 60 tokens")
+        let attempts = try await harness.deliveries(summary.root["id"]?.stringValue ?? "").compactMap { $0["attempts"]?.int64Value }
+        #expect(attempts == Array(repeating: 1, count: 60), "no delivery was claimed twice")
+    }
+
     @Test func resubmittingWithTheSameIdempotencyKeyIsANoOp() async throws {
         let harness = try await GatewayHarness.start()
         defer { Task { await harness.stop() } }
@@ -143,6 +166,17 @@ import Testing
         #expect(!(listed.map { String(decoding: try! JSONWriterBytes($0.root.value), as: UTF8.self) } ?? "").contains(scoped), "keys are never shown again")
         #expect(try await harness.call("DELETE", "/v1/keys/\(keyID)").0 == 204)
         #expect(try await harness.call("GET", "/v1/apps/first", key: scoped).0 == 401, "a revoked key stops at once")
+
+        // The last administrator's key cannot be revoked (nobody could administer the gateway);
+        // once another exists, it can.
+        let administrators = try await harness.call("GET", "/v1/keys").1?.root["keys"]?.elements.filter { $0["apps"]?.stringValue == "*" } ?? []
+        let adminID = try #require(administrators.first?["id"]?.stringValue)
+        #expect(administrators.count == 1)
+        let (refused, why) = try await harness.call("DELETE", "/v1/keys/\(adminID)")
+        #expect(refused == 409 && (why?.root["error"]?.stringValue ?? "").contains("last administrator"))
+        let second = try #require(try await harness.call("POST", "/v1/keys", #"{"name":"second admin"}"#).1?.root["key"]?.stringValue)
+        #expect(try await harness.call("DELETE", "/v1/keys/\(adminID)", key: second).0 == 204)
+        #expect(try await harness.call("GET", "/v1/keys", key: second).0 == 200)
     }
 
     @Test func appsAreCheckedAndTheirSecretsNeverShown() async throws {
@@ -151,7 +185,9 @@ import Testing
         let (missing, noCredentials) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"com.example.app"}"#)
         #expect(missing == 400 && noCredentials?.root["pointer"]?.stringValue == "/token")
         let (badKey, keyProblem) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","token":{"key":"not a key","keyId":"ABC123DEFG","teamId":"DEF123GHIJ"}}"#)
-        #expect(badKey == 400 && keyProblem?.root["pointer"]?.stringValue == "/token")
+        #expect(badKey == 422 && keyProblem?.root["pointer"]?.stringValue == "/token", "well-formed, but the key is not a key")
+        let (badP12, p12Problem) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","certificate":{"p12":"AAAA","password":"x"}}"#)
+        #expect(badP12 == 422 && p12Problem?.root["pointer"]?.stringValue == "/certificate")
         #expect(try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","environment":"staging","token":{}}"#).1?.root["pointer"]?.stringValue == "/environment")
         #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition(extra: #","webhook":{"url":"ftp://x","secret":"0123456789abcdef"}"#)).1?.root["pointer"]?.stringValue == "/webhook/url")
         try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:9/hook","secret":"0123456789abcdef-secret"}"#)
@@ -258,7 +294,7 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
         let log = directory.path("events.jsonl")
         let receiver = try RunningProgram(python, [Fixtures.url("gateway/webhook_receiver.py").path, secret, "1", log])
         defer { receiver.process.terminate() }
-        let started = receiver.read(until: "port ", timeout: .seconds(20))
+        let started = await receiver.read(until: "port ", timeout: .seconds(20))
         let port = try #require(started.firstMatch(of: /port (\d+)/).flatMap { Int($0.output.1) })
 
         let harness = try await GatewayHarness.start()
@@ -325,6 +361,14 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
                 let concrete = path.key.replacingOccurrences(of: "{app}", with: GatewayHarness.bundleID)
                     .replacingOccurrences(of: "{id}", with: "unknown").replacingOccurrences(of: "{token}", with: tokens[1].hex)
                 let method = operation.key.uppercased()
+                // A method the document does not give the path is a 405 naming the ones it does.
+                let documented = Set(path.value.members.map { $0.key.uppercased() })
+                if let other = ["PUT", "PATCH", "TRACE", "DELETE", "POST"].first(where: { !documented.contains($0) }) {
+                    let (status, _, response) = try await harness.raw(other, concrete)
+                    let allow = response?.value(forHTTPHeaderField: "Allow") ?? ""
+                    #expect(status == 405, "\(other) \(concrete): \(status)")
+                    #expect(Set(allow.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == documented, "\(other) \(concrete): \(allow)")
+                }
                 guard method == "GET" else { continue }
                 let (status, _, _) = try await harness.raw(method, concrete)
                 #expect(status != 405 && (status != 404 || concrete.contains("unknown")), "\(method) \(concrete): \(status)")
@@ -332,5 +376,7 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
             }
         }
         #expect(checked >= 9)
+        #expect(try await harness.raw("GET", "/v1/undocumented").0 == 404)
+        #expect(try await harness.raw("GET", "/v1/apps/\(GatewayHarness.bundleID)/devices/x/y").0 == 404)
     }
 }

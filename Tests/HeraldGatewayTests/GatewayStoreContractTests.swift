@@ -150,6 +150,11 @@ import Testing
         #expect(second.count == 6 && Set(first.map(\.id)).isDisjoint(with: second.map(\.id)), "claimed rows are not claimed again")
         #expect(try await store.claim(worker: "c", limit: 10, now: 4_999, leaseUntil: 9_000).isEmpty)
         #expect(try await store.queueDepth(now: 4_999) == (waiting: 10, due: 0))
+        // b, alive, extends its leases; a, silent, does not.
+        #expect(try await store.extendLeases(worker: "b", until: 30_000, now: 4_999) == 6)
+        #expect(try await store.extendLeases(worker: "nobody", until: 30_000, now: 4_999) == 0)
+        #expect(try await store.claim(worker: "c", limit: 10, now: 20_000, leaseUntil: 20_001).count == 4, "only a's ran out by then")
+        try await store.release(worker: "c", ids: first.map(\.id), now: 4_999)
 
         // a's lease runs out: c takes a's four over (a second attempt each).
         let taken = try await store.claim(worker: "c", limit: 10, now: 5_000, leaseUntil: 9_000)

@@ -9,10 +9,10 @@ import Testing
 /// administrator key made and shown once at the first start and kept across restarts, and a
 /// SIGTERM that stops it with status 0.
 @Suite struct ServeCommandTests {
-    static func herald(_ arguments: [String], environment: [String: String] = [:]) throws -> ExternalTools.Output {
+    static func herald(_ arguments: [String], environment: [String: String] = [:]) async throws -> ExternalTools.Output {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        return try ExternalTools.execute(Fixtures.heraldBinary, arguments, environment: env, timeout: .seconds(60))
+        return try await ExternalTools.executeInBackground(Fixtures.heraldBinary, arguments, environment: env, timeout: .seconds(60))
     }
 
     static func status(_ port: Int, _ path: String, key: String?) async throws -> Int {
@@ -24,11 +24,11 @@ import Testing
     }
 
     /// Starts `herald serve` and reads its banner: the port, and the administrator key if one was made.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (RunningProgram, port: Int, adminKey: String?, banner: String) {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (RunningProgram, port: Int, adminKey: String?, banner: String) {
         let program = try RunningProgram(Fixtures.heraldBinary, ["serve", "--port", "0", "--log", "warning"] + arguments, environment: environment)
-        let banner = program.read(untilOutput: { $0.contains("metrics") && ($0.contains("admin key") || $0.contains("worker")) && $0.hasSuffix("\n") }, timeout: .seconds(60))
+        let banner = await program.read(untilOutput: { $0.contains("metrics") && ($0.contains("admin key") || $0.contains("worker")) && $0.hasSuffix("\n") }, timeout: .seconds(60))
         // The key lines follow the metrics line in the same write.
-        let complete = banner.contains("admin key") ? program.read(until: "shown once", timeout: .seconds(5)) : banner
+        let complete = banner.contains("admin key") ? await program.read(until: "shown once", timeout: .seconds(5)) : banner
         guard let port = complete.firstMatch(of: /API on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap({ Int($0.output.1) }) else {
             throw ExternalTools.Failure(description: "herald serve did not start: \(complete)")
         }
@@ -36,14 +36,14 @@ import Testing
         return (program, port, key, complete)
     }
 
-    @Test func helpTeachesTheDeployment() throws {
-        let help = try Self.herald(["serve", "--help"])
+    @Test func helpTeachesTheDeployment() async throws {
+        let help = try await Self.herald(["serve", "--help"])
         #expect(help.status == 0)
         let text = String(decoding: help.stdout, as: UTF8.self)
         for expected in ["--db <FILE>", "--postgres <URL>", "SKIP LOCKED", "--claim-lease", "Idempotency-Key", "/v1/openapi.json", "/readyz", "SIGTERM", "admin"] {
             #expect(text.contains(expected), "the help mentions \(expected)")
         }
-        let top = String(decoding: try Self.herald(["--help"]).stdout, as: UTF8.self)
+        let top = String(decoding: try await Self.herald(["--help"]).stdout, as: UTF8.self)
         #expect(top.contains("serve"))
     }
 
@@ -61,8 +61,8 @@ import Testing
         // Nothing listens on port 1: refused at once, not retried forever in silence.
         (["serve", "--postgres", "postgres://x:secret@127.0.0.1:1/x", "--port", "0"], "cannot connect to postgres://x:****@127.0.0.1:1/x"),
     ])
-    func badArgumentsExitTwoSayingWhatToDo(_ arguments: [String], _ message: String) throws {
-        let result = try Self.herald(arguments, environment: ["HERALD_SERVE_TEST_UNSET_VARIABLE": "short"])
+    func badArgumentsExitTwoSayingWhatToDo(_ arguments: [String], _ message: String) async throws {
+        let result = try await Self.herald(arguments, environment: ["HERALD_SERVE_TEST_UNSET_VARIABLE": "short"])
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
     }
@@ -70,7 +70,7 @@ import Testing
     @Test func theFirstStartMakesAnAdminKeyShownOnceAndKeptAcrossRestarts() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.path("gateway.db")
-        let (first, port, key, banner) = try Self.start(["--db", database])
+        let (first, port, key, banner) = try await Self.start(["--db", database])
         let adminKey = try #require(key, "the first start shows the key: \(banner)")
         #expect(banner.contains("SQLite \(database)"))
         #expect(try await Self.status(port, "/v1/apps", key: adminKey) == 200)
@@ -82,7 +82,7 @@ import Testing
         #expect(rest.contains("herald serve: stopped"))
 
         // The same file again: no new key is made or shown, and the first one still works.
-        let (second, secondPort, secondKey, secondBanner) = try Self.start(["--db", database])
+        let (second, secondPort, secondKey, secondBanner) = try await Self.start(["--db", database])
         #expect(secondKey == nil, "the key is shown once only: \(secondBanner)")
         #expect(!secondBanner.contains(adminKey))
         #expect(try await Self.status(secondPort, "/v1/apps", key: adminKey) == 200)
@@ -92,7 +92,7 @@ import Testing
     @Test func anAdminKeyFromTheEnvironmentIsUsedAndNotPrinted() async throws {
         let directory = try TemporaryDirectory()
         let secret = "serve-test-admin-key-\(UInt32.random(in: 0...UInt32.max))"
-        let (program, port, key, banner) = try Self.start(
+        let (program, port, key, banner) = try await Self.start(
             ["--db", directory.path("gateway.db"), "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"], environment: ["HERALD_SERVE_TEST_ADMIN": secret])
         #expect(key == nil && !banner.contains(secret), "a key given by the environment is never printed: \(banner)")
         #expect(try await Self.status(port, "/v1/apps", key: secret) == 200)
@@ -101,7 +101,7 @@ import Testing
 
     @Test func aPostgresPasswordIsNotPrinted() async throws {
         let postgres = try PostgresTestDatabase()
-        let (program, port, _, banner) = try Self.start(["--postgres", postgres.url, "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"],
+        let (program, port, _, banner) = try await Self.start(["--postgres", postgres.url, "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"],
                                                          environment: ["HERALD_SERVE_TEST_ADMIN": "serve-test-postgres-admin-key"])
         let password = try #require(URLComponents(string: postgres.url)?.password)
         #expect(banner.contains("PostgreSQL postgres://") && banner.contains(":****@"), "\(banner)")
@@ -112,7 +112,7 @@ import Testing
         // A wrong password is the server's answer, said at once.
         var wrong = try #require(URLComponents(string: postgres.url))
         wrong.password = "not-the-password"
-        let refused = try Self.herald(["serve", "--postgres", wrong.string!, "--port", "0"])
+        let refused = try await Self.herald(["serve", "--postgres", wrong.string!, "--port", "0"])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("not-the-password"))

@@ -35,7 +35,7 @@ import Testing
         let jwt = ProviderToken.sign(with: key, issuedAt: Date()).rawValue
         let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
         let python = try ExternalTools.require("python3", package: "python3")
-        let run = try ExternalTools.run(python, [Fixtures.url("mock/abuse.py").path, String(portText), jwt, token], timeout: .seconds(180))
+        let run = try await ExternalTools.runInBackground(python, [Fixtures.url("mock/abuse.py").path, String(portText), jwt, token], timeout: .seconds(180))
         let results = try #require(try JSONSerialization.jsonObject(with: Data(run)) as? [String: [String: Any]])
         for (attack, result) in results {
             #expect(result["healthyAfter"] as? Bool == true, "\(attack): the server stopped serving: \(result)")

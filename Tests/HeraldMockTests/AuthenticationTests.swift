@@ -17,7 +17,7 @@ import Testing
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
         let stranger = ProviderSigningKey.generate(keyID: try KeyID("ZZZ999YYYX"), teamID: H.teamID)
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(jwt: nil, connection: "none"),
             H.push(jwt: ["key": "main", "flipSignature": true], connection: "badsig"),
             H.push(jwt: ["key": "stranger"], connection: "unknown-kid"),
@@ -44,7 +44,7 @@ import Testing
     @Test func oneStreamUntilAValidTokenThenRaised() async throws {
         let mock = try await H.start { $0.maximumConcurrentStreams = 500 }
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(jwt: ["key": "main", "flipSignature": true]),
             ["connection": "a", "action": "pump", "seconds": 0.3],
             H.push(),
@@ -64,7 +64,7 @@ import Testing
         let both = try await H.start { $0.keys = mock2Keys }
         defer { Task { await both.stop() } }
         // The harness's own key differs from `mock.key`; sign with the keys the server knows.
-        let run = try both.python([
+        let run = try await both.python([
             H.push(jwt: ["key": "first"]),
             H.push(jwt: ["key": "first"]),  // the same token again: fine
             H.push(jwt: ["key": "first", "age": 1]),  // a different token minutes after the first: too soon
@@ -86,7 +86,7 @@ import Testing
             }
         }
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(jwt: ["key": "main"]),
             H.push(jwt: ["key": "main", "age": 1]),  // a new token 21 minutes after the first
             H.push(jwt: ["key": "main", "age": 2]),  // and another at once: too soon
@@ -97,7 +97,7 @@ import Testing
     @Test func withoutKeysSignaturesAreNotChecked() async throws {
         let mock = try await H.start(registerKey: false)
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(jwt: ["key": "main", "flipSignature": true]),
             H.push(jwt: ["key": "main", "age": 4000], connection: "b"),
             H.push(jwt: ["key": "main", "alg": "none"], connection: "c"),
@@ -118,11 +118,11 @@ import Testing
             try mock.directory.write("\(name).pem", issued.certificatePEM)
             try mock.directory.write("\(name)-key.pem", issued.privateKeyPEM)
         }
-        func run(_ name: String, _ steps: [JSONValue]) throws -> PythonRun {
-            try mock.python(steps, tls: true, cert: mock.directory.path("\(name).pem"), clientKey: mock.directory.path("\(name)-key.pem"))
+        func run(_ name: String, _ steps: [JSONValue]) async throws -> PythonRun {
+            try await mock.python(steps, tls: true, cert: mock.directory.path("\(name).pem"), clientKey: mock.directory.path("\(name)-key.pem"))
         }
         let voipToken = H.otherToken
-        let multi = try run("client", [
+        let multi = try await run("client", [
             H.push(jwt: nil),
             H.push(token: voipToken, headers: [("apns-topic", "com.example.app.voip"), ("apns-push-type", "voip")], jwt: nil),
             H.push(headers: [("apns-topic", "com.other.app"), ("apns-push-type", "alert")], jwt: nil),
@@ -133,12 +133,12 @@ import Testing
         // Certificate connections are not limited to one stream at first.
         #expect(multi.settings().first == 1000)
 
-        let alone = try run("single", [H.push(token: "aa" + String(H.token.dropFirst(2)), headers: [("apns-push-type", "alert")], jwt: nil)])
+        let alone = try await run("single", [H.push(token: "aa" + String(H.token.dropFirst(2)), headers: [("apns-push-type", "alert")], jwt: nil)])
         #expect(alone.answers[0].status == 200)
         let record = try #require(mock.server.notifications(NotificationQuery()).first)
         #expect(record.topic == "com.example.single", "a single-topic certificate's topic is the default")
 
-        let wrongEnvironment = try run("production", [H.push(jwt: nil)])
+        let wrongEnvironment = try await run("production", [H.push(jwt: nil)])
         #expect(wrongEnvironment.answers[0].status == 403 && wrongEnvironment.answers[0].reason == "BadCertificateEnvironment")
     }
 
@@ -147,7 +147,7 @@ import Testing
         defer { Task { await mock.stop() } }
         // TLS 1.3 reports the missing certificate after the handshake: the connection is closed
         // without an answer (with TLS 1.2 the handshake itself fails).
-        let run = try? mock.python([H.push(jwt: nil)], tls: true)
+        let run = try? await mock.python([H.push(jwt: nil)], tls: true)
         if let run { #expect(run.answers[0].status == nil && run.answers[0].error == "closed") }
         #expect(mock.server.notifications().isEmpty, "nothing was processed")
     }

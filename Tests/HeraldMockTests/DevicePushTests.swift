@@ -14,7 +14,7 @@ import Testing
     @Test func acceptedPushesAnswerAsApple() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(),
             H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-id", "123E4567-E89B-12D3-A456-4266554400A0")]),
         ])
@@ -37,7 +37,7 @@ import Testing
     @Test func productionAnswersCarryNoUniqueID() async throws {
         let mock = try await H.start { $0.environment = .production }
         defer { Task { await mock.stop() } }
-        let run = try mock.python([H.push()])
+        let run = try await mock.python([H.push()])
         #expect(run.answers[0].status == 200 && run.answers[0].header("apns-unique-id") == nil)
     }
 
@@ -65,7 +65,7 @@ import Testing
             (H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "voip")]), 400, "DeviceTokenNotForTopic"),
             (H.push(headers: [("apns-topic", "com.example.app.voip"), ("apns-push-type", "alert")]), 400, "DeviceTokenNotForTopic"),
         ]
-        let run = try mock.python(cases.map(\.0))
+        let run = try await mock.python(cases.map(\.0))
         for (index, answer) in run.answers.enumerated() {
             #expect(answer.status == cases[index].1, "case \(index): \(answer.status ?? -1) \(answer.body)")
             #expect(answer.reason == cases[index].2, "case \(index): \(answer.body)")
@@ -73,7 +73,7 @@ import Testing
             #expect(answer.header("apns-id") != nil, "case \(index)")
         }
         // Exactly 64 bytes of collapse id is allowed.
-        let ok = try mock.python([H.push(headers: alert + [("apns-collapse-id", String(repeating: "c", count: 64))])])
+        let ok = try await mock.python([H.push(headers: alert + [("apns-collapse-id", String(repeating: "c", count: 64))])])
         #expect(ok.answers[0].status == 200)
     }
 
@@ -87,7 +87,7 @@ import Testing
             return .object(step)
         }
         let voip = H.otherToken
-        let run = try mock.python([
+        let run = try await mock.python([
             sized(4096, type: "alert", topic: "com.example.app"),
             sized(4097, type: "alert", topic: "com.example.app"),
             sized(5120, type: "voip", topic: "com.example.app.voip", token: voip),
@@ -105,7 +105,7 @@ import Testing
         let live = try DeviceToken(hex: H.token)
         mock.server.registerDevice(live, topic: "com.example.app")
         mock.server.unregister(live, at: when)
-        let run = try mock.python([H.push(token: H.otherToken), H.push()])
+        let run = try await mock.python([H.push(token: H.otherToken), H.push()])
         for answer in run.answers {
             #expect(answer.status == 410 && answer.reason == "Unregistered")
             let timestamp = try #require(answer.bodyObject?["timestamp"] as? Int)
@@ -114,14 +114,14 @@ import Testing
         #expect(run.answers[1].bodyObject?["timestamp"] as? Int == 1_790_000_000_123)
         // Active again after re-registration.
         mock.server.reactivate(live)
-        #expect(try mock.python([H.push()]).answers[0].status == 200)
+        #expect(try await mock.python([H.push()]).answers[0].status == 200)
     }
 
     @Test func tokensBelongToOneEnvironmentAndTopic() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
         mock.server.registerDevice(try DeviceToken(hex: H.otherToken), topic: "com.example.app", environment: .production)
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(token: H.otherToken),
             H.push(),  // binds the token to com.example.app
             H.push(headers: [("apns-topic", "com.other.app"), ("apns-push-type", "alert")]),
@@ -140,13 +140,13 @@ import Testing
             H.push(jwt: ["key": "main", "iatString": true], connection: "b"),
         ]
         let lenient = try await H.start()
-        let lenientRun = try lenient.python(steps)
+        let lenientRun = try await lenient.python(steps)
         await lenient.stop()
         #expect(lenientRun.answers.map(\.status) == [200, 200, 200])
 
         let strict = try await H.start { $0.strict = true }
         defer { Task { await strict.stop() } }
-        let strictRun = try strict.python(steps)
+        let strictRun = try await strict.python(steps)
         #expect(strictRun.answers.map(\.status) == [400, 400, 403])
         #expect(strictRun.answers.map(\.reason) == ["BadPriority", "BadMessageId", "InvalidProviderToken"])
     }
@@ -154,7 +154,7 @@ import Testing
     @Test func idleConnectionsAreSentGoAwayIdleTimeout() async throws {
         let mock = try await H.start { $0.idleTimeout = .milliseconds(400) }
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(),
             ["connection": "a", "action": "pump", "seconds": 1.5],
         ])

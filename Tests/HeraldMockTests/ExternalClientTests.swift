@@ -11,9 +11,9 @@ import Testing
 @Suite(.serialized) struct ExternalClientTests {
     typealias H = MockHarness
 
-    static func curl(_ arguments: [String]) throws -> (status: Int, headers: String, body: String) {
+    static func curl(_ arguments: [String]) async throws -> (status: Int, headers: String, body: String) {
         let curl = try ExternalTools.require("curl", package: "curl")
-        let output = try ExternalTools.run(curl, ["-s", "-S", "-i", "--max-time", "20"] + arguments, timeout: .seconds(30))
+        let output = try await ExternalTools.runInBackground(curl, ["-s", "-S", "-i", "--max-time", "20"] + arguments, timeout: .seconds(30))
         let text = String(decoding: output, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""
@@ -27,24 +27,24 @@ import Testing
         let jwt = ProviderToken.sign(with: mock.key, issuedAt: Date()).rawValue
         let url = "https://localhost:\(mock.server.port)/3/device/\(H.token)"
         let common = ["--http2", "--cacert", mock.directory.path("ca.pem"), "-H", "authorization: bearer \(jwt)", "-H", "apns-push-type: alert"]
-        let ok = try Self.curl(common + ["-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"Hi"}}"#, url])
+        let ok = try await Self.curl(common + ["-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"Hi"}}"#, url])
         #expect(ok.status == 200 && ok.headers.hasPrefix("HTTP/2 200"))
         #expect(ok.headers.lowercased().contains("apns-id: "))
-        let bad = try Self.curl(common + ["-d", #"{"aps":{"alert":"Hi"}}"#, url])
+        let bad = try await Self.curl(common + ["-d", #"{"aps":{"alert":"Hi"}}"#, url])
         #expect(bad.status == 400 && bad.body == #"{"reason":"MissingTopic"}"#)
         // By IP address too: the certificate names 127.0.0.1.
-        let byIP = try Self.curl(common + ["-H", "apns-topic: com.example.app", "-d", "{\"aps\":{}}", "https://127.0.0.1:\(mock.server.port)/3/device/\(H.token)"])
+        let byIP = try await Self.curl(common + ["-H", "apns-topic: com.example.app", "-d", "{\"aps\":{}}", "https://127.0.0.1:\(mock.server.port)/3/device/\(H.token)"])
         #expect(byIP.status == 200)
         // Without the CA, curl refuses the server.
         let curl = try ExternalTools.require("curl", package: "curl")
-        let untrusted = try ExternalTools.execute(curl, ["-s", "--http2", "--max-time", "10", "-d", "{}", url], timeout: .seconds(20))
+        let untrusted = try await ExternalTools.executeInBackground(curl, ["-s", "--http2", "--max-time", "10", "-d", "{}", url], timeout: .seconds(20))
         #expect(untrusted.status == 60, "curl: peer certificate cannot be authenticated")
     }
 
     @Test func curlWithPriorKnowledgeAndTLS12() async throws {
         let plain = try await H.start()
         let jwt = ProviderToken.sign(with: plain.key, issuedAt: Date()).rawValue
-        let answer = try Self.curl([
+        let answer = try await Self.curl([
             "--http2-prior-knowledge", "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app", "-H", "apns-push-type: alert",
             "-H", "apns-expiration: 0", "-H", "apns-priority: 5", "-d", #"{"aps":{"alert":"Hi"}}"#, "http://127.0.0.1:\(plain.server.port)/3/device/\(H.token)",
         ])
@@ -53,7 +53,7 @@ import Testing
         let tls = try await H.start(tls: true)
         defer { Task { await tls.stop() } }
         let jwt2 = ProviderToken.sign(with: tls.key, issuedAt: Date()).rawValue
-        let twelve = try Self.curl([
+        let twelve = try await Self.curl([
             "--http2", "--tlsv1.2", "--tls-max", "1.2", "--cacert", tls.directory.path("ca.pem"), "-H", "authorization: bearer \(jwt2)",
             "-H", "apns-topic: com.example.app", "-d", #"{"aps":{"alert":"Hi"}}"#, "https://localhost:\(tls.server.port)/3/device/\(H.token)",
         ])
@@ -66,7 +66,7 @@ import Testing
         let issued = try #require(mock.server.certificateAuthority).issueClientCertificate(bundleID: "com.example.app", environments: [.sandbox])
         try mock.directory.write("client.pem", issued.certificatePEM)
         try mock.directory.write("client-key.pem", issued.privateKeyPEM)
-        let answer = try Self.curl([
+        let answer = try await Self.curl([
             "--http2", "--cacert", mock.directory.path("ca.pem"), "--cert", mock.directory.path("client.pem"), "--key", mock.directory.path("client-key.pem"),
             "-H", "apns-topic: com.example.app.voip", "-H", "apns-push-type: voip", "-d", #"{"aps":{}}"#,
             "https://localhost:\(mock.server.port)/3/device/\(H.token)",
@@ -80,7 +80,7 @@ import Testing
         defer { Task { await mock.stop() } }
         try mock.directory.write("payload.json", #"{"aps":{"alert":{"title":"Load","body":"test"}}}"#)
         let jwt = ProviderToken.sign(with: mock.key, issuedAt: Date()).rawValue
-        let output = try ExternalTools.run(h2load, [
+        let output = try await ExternalTools.runInBackground(h2load, [
             "-n", "2000", "-c", "2", "-m", "20", "-d", mock.directory.path("payload.json"),
             "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app", "-H", "apns-push-type: alert",
             "https://127.0.0.1:\(mock.server.port)/3/device/\(H.token)",
@@ -99,7 +99,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let mock = try RunningProgram(herald, ["mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", directory.path("ca.pem"), "--fault", "status=503,topic=broken.app"])
         // Read the banner until the curl example's last line.
-        let banner = mock.read(until: "/3/device/", timeout: .seconds(30))
+        let banner = await mock.read(until: "/3/device/", timeout: .seconds(30))
         #expect(banner.contains("herald mock: sandbox APNs on https://127.0.0.1:"))
         #expect(banner.contains("NOT verified"), "no --key: the start-up says signatures are not checked")
         #expect(banner.contains("fault 1    status=503/ServiceUnavailable,topic=broken.app"))
@@ -107,7 +107,7 @@ import Testing
         // The printed curl command works as pasted (run through sh).
         let start = try #require(banner.range(of: "curl --http2"))
         let command = String(banner[start.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let sh = try ExternalTools.execute("/bin/sh", ["-c", command.replacingOccurrences(of: "curl --http2", with: "curl -s -o /dev/null -w %{http_code} --max-time 10 --http2")], timeout: .seconds(30))
+        let sh = try await ExternalTools.executeInBackground("/bin/sh", ["-c", command.replacingOccurrences(of: "curl --http2", with: "curl -s -o /dev/null -w %{http_code} --max-time 10 --http2")], timeout: .seconds(30))
         #expect(String(decoding: sh.stdout, as: UTF8.self) == "200", "\(command)\n\(sh.stderr)")
         let (status, rest) = try await mock.stop()
         #expect(status == 0)
@@ -142,7 +142,7 @@ import Testing
         process.terminate()
     }
 
-    @Test func heraldMockRejectsBadFlagsClearly() throws {
+    @Test func heraldMockRejectsBadFlagsClearly() async throws {
         let cases: [([String], String)] = [
             (["--environment", "staging"], "sandbox or production"),
             (["--key", "/nonexistent.p8", "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"], "/nonexistent.p8"),
@@ -154,13 +154,13 @@ import Testing
             (["--idle-timeout", "0"], "--idle-timeout must be a positive"),
         ]
         for (arguments, message) in cases {
-            let result = try ExternalTools.execute(Fixtures.heraldBinary, ["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))
+            let result = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, ["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
         let directory = try TemporaryDirectory()
         try directory.write("bad.json", "{\"port\": \"eighty\"}")
-        let result = try ExternalTools.execute(Fixtures.heraldBinary, ["mock", "--config", directory.path("bad.json")], timeout: .seconds(30))
+        let result = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, ["mock", "--config", directory.path("bad.json")], timeout: .seconds(30))
         #expect(result.status == 2 && result.stderr.contains("\"port\" must be a whole number"), "\(result.stderr)")
     }
 }

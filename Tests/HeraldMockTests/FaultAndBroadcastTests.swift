@@ -37,7 +37,7 @@ import Testing
             ]
         }
         defer { Task { await mock.stop() } }
-        let run = try mock.python([
+        let run = try await mock.python([
             H.push(token: H.otherToken), H.push(token: H.otherToken), H.push(token: H.otherToken),
             H.push(), H.push(), H.push(), H.push(),
         ])
@@ -64,7 +64,7 @@ import Testing
             H.push(token: token, headers: [("apns-topic", name), ("apns-push-type", "alert")], connection: connection)
         }
         let started = ContinuousClock.now
-        let run = try mock.python([
+        let run = try await mock.python([
             topic("after.app", "after"), topic("com.example.app", "after"),
             topic("before.app", "before", token: H.otherToken),
             topic("reset.app", "reset", token: "11" + String(H.token.dropFirst(2))),
@@ -111,7 +111,7 @@ import Testing
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
         let channelPort = try #require(mock.server.channelPort)
-        let create = try mock.python([
+        let create = try await mock.python([
             Self.channelRequest("POST", "/1/apps/com.example.app/channels", headers: [("apns-request-id", "0C8E3B1E-7F2A-4B8E-9E7A-2E5B0E1A9C11")], body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#),
             Self.channelRequest("POST", "/1/apps/com.example.app/channels", body: #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#),
             Self.channelRequest("POST", "/1/apps/com.example.app/channels", body: #"{"message-storage-policy":0,"push-type":"LiveActivity","colour":"red"}"#),
@@ -134,7 +134,7 @@ import Testing
         #expect(answers[6].status == 404 && answers[6].reason == "BadPath")
         #expect(answers[7].status == 400 && answers[7].reason == "MissingChannelId")
 
-        let read = try mock.python([
+        let read = try await mock.python([
             Self.channelRequest("GET", "/1/apps/com.example.app/channels", headers: [("apns-channel-id", stored)]),
             Self.channelRequest("GET", "/1/apps/com.example.app/channels", headers: [("apns-channel-id", "dW5rbm93bg==")]),
         ], port: channelPort)
@@ -151,7 +151,7 @@ import Testing
             if let channel { all.append(("apns-channel-id", channel)) }
             return H.push(body, headers: all, path: "/4/broadcasts/apps/\(bundle)")
         }
-        let sent = try mock.python([
+        let sent = try await mock.python([
             broadcast("com.example.app", channel: stored),
             broadcast("com.example.app", channel: nil),
             broadcast("com.example.app", channel: "dW5rbm93bg=="),
@@ -171,7 +171,7 @@ import Testing
         #expect(device.device.activities[stored]?.latest.contentState?["score"]?.stringValue == "2-1")
 
         // Delete: 204, then the channel is gone.
-        let deleted = try mock.python([
+        let deleted = try await mock.python([
             Self.channelRequest("DELETE", "/1/apps/com.example.app/channels", headers: [("apns-channel-id", stored)]),
             Self.channelRequest("DELETE", "/1/apps/com.example.app/channels", headers: [("apns-channel-id", stored)]),
         ], port: channelPort)

@@ -36,7 +36,7 @@ import Testing
     @Test func notificationsWithFiltersAndPaging() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
-        _ = try mock.python([
+        _ = try await mock.python([
             H.push(#"{"aps":{"alert":"Hello one"}}"#), H.push(#"{"aps":{"alert":"Hello two"}}"#),
             H.push(headers: [("apns-push-type", "alert")]), H.push(#"{"aps":{"alert":"third"}}"#, token: H.otherToken),
         ])
@@ -80,7 +80,7 @@ import Testing
         #expect(registered.status == 201 && Self.object(registered.body)["state"] as? String == "active")
         #expect(try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"xyz"}"#).status == 400)
         #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":1790000000000}"#).status == 200)
-        let dead = try mock.python([H.push()])
+        let dead = try await mock.python([H.push()])
         #expect(dead.answers[0].status == 410 && dead.answers[0].bodyObject?["timestamp"] as? Int == 1_790_000_000_000)
         #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/register").status == 200)
 
@@ -89,10 +89,10 @@ import Testing
         let id = try #require(Self.object(fault.body)["id"] as? Int)
         let bad = try Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=900"}"#)
         #expect(bad.status == 400 && bad.body.contains("between 200 and 599"))
-        let failing = try mock.python([H.push()])
+        let failing = try await mock.python([H.push()])
         #expect(failing.answers[0].status == 500 && failing.answers[0].reason == "InternalServerError")
         #expect(try Self.api(mock, "DELETE", "/api/v1/faults/\(id)").status == 204)
-        let working = try mock.python([H.push(#"{"aps":{"alert":"Hi","badge":3}}"#)])
+        let working = try await mock.python([H.push(#"{"aps":{"alert":"Hi","badge":3}}"#)])
         #expect(working.answers[0].status == 200)
 
         let device = Self.object(try Self.api(mock, "GET", "/api/v1/devices/\(H.token)").body)
@@ -124,7 +124,7 @@ import Testing
         }
         let pusher = Task.detached {
             for _ in 0..<60 where !Task.isCancelled {
-                _ = try? mock.python([H.push()])
+                _ = try? await mock.python([H.push()])
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }

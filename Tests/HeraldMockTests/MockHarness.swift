@@ -52,7 +52,7 @@ struct MockHarness {
     }
 
     /// Runs the Python client over `steps`; `port` defaults to the APNs port.
-    func python(_ steps: [JSONValue], port: Int? = nil, tls: Bool = false, cert: String? = nil, clientKey: String? = nil, extraKeys: [String: ProviderSigningKey] = [:], timeout: Duration = .seconds(120)) throws -> PythonRun {
+    func python(_ steps: [JSONValue], port: Int? = nil, tls: Bool = false, cert: String? = nil, clientKey: String? = nil, extraKeys: [String: ProviderSigningKey] = [:], timeout: Duration = .seconds(120)) async throws -> PythonRun {
         try ExternalTools.requirePython(modules: "h2", "cryptography", package: "h2 cryptography")
         var keys = JSONObject()
         for (name, signing) in [("main", key)] + extraKeys.sorted(by: { $0.key < $1.key }).map({ ($0.key, $0.value) }) {
@@ -67,7 +67,7 @@ struct MockHarness {
         var writer = JSONWriter(output: JSONBytes())
         writer.value(.object(script))
         let python = try ExternalTools.require("python3", package: "python3")
-        let output = try ExternalTools.run(python, [Fixtures.url("mock/h2client.py").path], stdin: writer.output.bytes, timeout: timeout)
+        let output = try await ExternalTools.runInBackground(python, [Fixtures.url("mock/h2client.py").path], stdin: writer.output.bytes, timeout: timeout)
         return try PythonRun(json: output)
     }
 }

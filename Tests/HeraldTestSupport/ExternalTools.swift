@@ -101,11 +101,20 @@ public enum ExternalTools {
     /// while the test goes on: waiting for it on one of Swift's few cooperative threads would
     /// starve every other test's tasks.
     public static func executeInBackground(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = defaultTimeout
+        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil, timeout: Duration = defaultTimeout
     ) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result { try execute(executable, arguments, environment: environment, timeout: timeout) })
+                continuation.resume(with: Result { try execute(executable, arguments, stdin: stdin, environment: environment, timeout: timeout) })
+            }.start()
+        }
+    }
+
+    /// ``run(_:_:stdin:timeout:)`` on a thread of its own (see ``executeInBackground(_:_:environment:timeout:)``).
+    public static func runInBackground(_ executable: String, _ arguments: [String], stdin: [UInt8] = [], timeout: Duration = defaultTimeout) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try run(executable, arguments, stdin: stdin, timeout: timeout) })
             }.start()
         }
     }

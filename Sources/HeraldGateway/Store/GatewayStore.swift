@@ -58,6 +58,10 @@ protocol GatewayStore: Sendable {
     /// times for retries, dead devices, webhook events. Rows no longer held by `worker` (its
     /// lease ran out and another took them) are left alone.
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws
+    /// Extends the lease on every delivery `worker` holds to `until` (a live process keeps what
+    /// it holds, however long the sends wait for the app's rate); returns how many.
+    @discardableResult
+    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int
     /// Gives back deliveries `worker` holds and did not send (graceful shutdown).
     func release(worker: String, ids: [Int64], now: Int64) async throws
     /// How many deliveries wait (queued or claimed), and how many of them are due.

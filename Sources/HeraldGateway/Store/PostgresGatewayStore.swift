@@ -402,6 +402,11 @@ final class PostgresGatewayStore: GatewayStore {
         }
     }
 
+    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int {
+        try await rows(
+            "UPDATE deliveries SET due_at = \(until) WHERE state = 'claimed' AND claimed_by = \(worker) AND due_at > \(now) RETURNING id").count
+    }
+
     func release(worker: String, ids: [Int64], now: Int64) async throws {
         guard !ids.isEmpty else { return }
         try await rows(

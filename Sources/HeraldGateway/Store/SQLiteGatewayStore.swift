@@ -377,6 +377,12 @@ final class SQLiteGatewayStore: GatewayStore {
         }
     }
 
+    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int {
+        try await query(
+            "UPDATE deliveries SET due_at = ? WHERE state = 'claimed' AND claimed_by = ? AND due_at > ? RETURNING id",
+            [.integer(Int(until)), .text(worker), .integer(Int(now))]).count
+    }
+
     func release(worker: String, ids: [Int64], now: Int64) async throws {
         guard !ids.isEmpty else { return }
         try await transaction { connection in
