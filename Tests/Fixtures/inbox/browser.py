@@ -142,10 +142,20 @@ async def main():
                     handle.write(base64.b64decode(shot["data"]))
             if options.get("narrow"):
                 await call("Emulation.setDeviceMetricsOverride", width=400, height=900, deviceScaleFactor=1, mobile=False)
-                await asyncio.sleep(0.3)
-                write("narrow.json", await js("JSON.stringify({scrollWidth: document.documentElement.scrollWidth, width: innerWidth,"
-                                               " wide: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)"
-                                               ".map((e) => e.tagName + (e.id ? '#' + e.id : '')).slice(0, 10)})"))
+                # The new width is laid out after a frame or two; on a loaded machine, later. Measure
+                # until the window is 400 wide and two frames agree (at most 10 s), then keep the result.
+                measure = ("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(JSON.stringify({"
+                           "scrollWidth: document.documentElement.scrollWidth, width: innerWidth,"
+                           " wide: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)"
+                           ".map((e) => e.tagName + (e.id ? '#' + e.id : '')).slice(0, 10)})))))")
+                previous, measured = None, None
+                for _ in range(50):
+                    measured = await js(measure)
+                    if measured == previous and json.loads(measured)["width"] == 400:
+                        break
+                    previous = measured
+                    await asyncio.sleep(0.2)
+                write("narrow.json", measured)
                 shot = await call("Page.captureScreenshot", format="png")
                 with open(os.path.join(out, "narrow.png"), "wb") as handle:
                     handle.write(base64.b64decode(shot["data"]))
