@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""The gateway (`herald serve`) beside `herald send` straight to the mock, in one run.
+
+    Benchmarks/gateway-load [ROUNDS] [COUNT] [MEMORY_COUNT]
+
+Run through the wrapper (it builds the release binary and prints the machine). Every phase sends
+to one `herald mock` over TLS with a registered ES256 key (every request verified, linted,
+rendered and recorded), the same 1,024-byte alert to COUNT distinct device tokens:
+
+- ceiling: `herald send --tokens-file` (one process, the client library, no database);
+- submit: POST /v1/apps/bench/notifications with 10,000 tokens per request to a process started
+  with --api-only (nothing is sent meanwhile): tokens accepted (committed) per second;
+- deliver: the queue of COUNT deliveries, then the workers start; from their start until every
+  delivery is final: deliveries per second. SQLite (one process), PostgreSQL with one process
+  and with two processes on the same database.
+
+Rounds alternate the phases; medians are reported. Then MEMORY_COUNT deliveries (default
+1,000,000) through one SQLite process, its resident memory sampled every second.
+"""
+import json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+herald = os.path.join(root, ".build", "release", "herald")
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+count = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+memory_count = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
+postgres_admin = os.environ.get("BENCH_POSTGRES_URL", "postgres://herald:herald@127.0.0.1:5432/herald")
+ADMIN = "gateway-benchmark-admin-key-0123"
+PER_REQUEST = 10_000
+work = tempfile.mkdtemp(prefix="herald-gateway-bench-")
+children = []
+cleanup = []
+
+
+def start(arguments, marker, env=None):
+    """Starts a program; waits for `marker` in its output; returns (process, output so far)."""
+    log = open(os.path.join(work, f"log-{len(children)}.txt"), "w+")
+    process = subprocess.Popen(arguments, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=work)
+    children.append(process)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        log.seek(0)
+        text = log.read()
+        if marker in text:
+            return process, text
+        if process.poll() is not None:
+            raise SystemExit(f"{arguments[:2]} exited: {text}")
+        time.sleep(0.05)
+    raise SystemExit(f"{arguments[:2]} did not start: {text}")
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def call(port, method, path, body=None):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        return json.loads(answer.read() or b"null")
+
+
+def psql(url, sql):
+    subprocess.run(["psql", url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, timeout=120, capture_output=True)
+
+
+def fresh_postgres(name):
+    psql(postgres_admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    psql(postgres_admin, f"CREATE DATABASE {name}")
+    return postgres_admin.split("?")[0].rsplit("/", 1)[0] + f"/{name}?sslmode=disable"
+
+
+def serve(database, *extra):
+    flag = ["--db", database] if not database.startswith("postgres") else ["--postgres", database]
+    process, text = start([herald, "serve", *flag, "--port", "0", "--admin-key-env", "BENCH_ADMIN", "--log", "error", *extra],
+                          "metrics", env={"BENCH_ADMIN": ADMIN})
+    return process, int(re.search(r"API on http://127\.0\.0\.1:(\d+)/", text).group(1))
+
+
+def rss_kb(pid, field="VmRSS"):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        return 0
+    return 0
+
+
+# The mock, a key, the payload and the tokens.
+subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", os.path.join(work, "key.p8")], check=True, capture_output=True)
+key = open(os.path.join(work, "key.p8")).read()
+prefix, suffix = '{"aps":{"alert":{"title":"Benchmark","body":"', '"},"badge":1,"sound":"default"},"id":"12345"}'
+payload_text = prefix + "x" * (1024 - len(prefix) - len(suffix)) + suffix
+open(os.path.join(work, "payload.json"), "w").write(payload_text)
+payload = json.loads(payload_text)
+mock, text = start([herald, "mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", "ca.pem",
+                    "--key", "key.p8", "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"], "/3/device/")
+mock_port = int(re.search(r"APNs on https://127\.0\.0\.1:(\d+)", text).group(1))
+ca = open(os.path.join(work, "ca.pem")).read()
+app = {"id": "bench", "bundleId": "com.example.app", "environment": "sandbox",
+       "server": {"host": "127.0.0.1", "port": mock_port, "caCertificate": ca},
+       "token": {"key": key, "keyId": "ABC123DEFG", "teamId": "DEF123GHIJ"}, "concurrency": 1000}
+serial = [0]
+
+
+def tokens(n):
+    serial[0] += 1
+    return ["b1" * 26 + format(serial[0], "04x") + format(i, "08x") for i in range(n)]
+
+
+def ceiling():
+    listed = tokens(count)
+    path = os.path.join(work, "tokens.txt")
+    open(path, "w").write("\n".join(listed) + "\n")
+    began = time.perf_counter()
+    run = subprocess.run([herald, "send", "payload.json", "--tokens-file", path, "--topic", "com.example.app", "--host", "127.0.0.1",
+                          "--port", str(mock_port), "--ca-file", "ca.pem", "--p8", "key.p8", "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"],
+                         cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    elapsed = time.perf_counter() - began
+    accepted = run.stdout.count(b" accepted")
+    if run.returncode != 0 or accepted != count:
+        print(f"   herald send: exit {run.returncode}, {accepted} accepted: {run.stderr[-400:]}", file=sys.stderr)
+    return count / elapsed
+
+
+def submit(port, n):
+    """Submits n tokens in requests of PER_REQUEST; returns (tokens per second, job ids)."""
+    listed = tokens(n)
+    jobs = []
+    began = time.perf_counter()
+    for start_index in range(0, n, PER_REQUEST):
+        answer = call(port, "POST", "/v1/apps/bench/notifications", {"payload": payload, "tokens": listed[start_index:start_index + PER_REQUEST]})
+        jobs.append(answer["id"])
+    return n / (time.perf_counter() - began), jobs
+
+
+def wait_done(port, jobs, sample=None):
+    """Polls until every job is done; returns the seconds it took and the final counts."""
+    began = time.perf_counter()
+    remaining = list(jobs)
+    totals = {}
+    while remaining:
+        still = []
+        for job in remaining:
+            summary = call(port, "GET", f"/v1/apps/bench/notifications/{job}")
+            if summary["status"] == "done":
+                for state, number in summary["counts"].items():
+                    totals[state] = totals.get(state, 0) + number
+            else:
+                still.append(job)
+        remaining = still
+        if sample:
+            sample()
+        if remaining:
+            time.sleep(0.1)
+    return time.perf_counter() - began, totals
+
+
+def gateway_round(kind, processes):
+    """Queues `count` deliveries with an API-only process, then times `processes` workers."""
+    database = os.path.join(work, f"{kind}-{serial[0]}.db") if kind == "sqlite" else fresh_postgres(f"herald_bench_{serial[0]}")
+    api, port = serve(database, "--api-only")
+    call(port, "POST", "/v1/apps", app)
+    submitted, jobs = submit(port, count)
+    stop(api)
+    began = time.perf_counter()
+    workers = [serve(database) for _ in range(processes)]
+    cleanup.append(database)
+    _, totals = wait_done(workers[0][1], jobs)
+    delivered = count / (time.perf_counter() - began)
+    for process, _ in workers:
+        stop(process)
+    if totals.get("accepted") != count:
+        print(f"   {kind} x{processes}: not all accepted: {totals}", file=sys.stderr)
+    if kind == "sqlite":
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(database + suffix):
+                os.remove(database + suffix)
+    return submitted, delivered
+
+
+try:
+    results = {key: [] for key in ("ceiling", "sqlite-submit", "sqlite", "pg-submit", "pg1", "pg2")}
+    for round_number in range(1, rounds + 1):
+        results["ceiling"].append(ceiling())
+        submitted, delivered = gateway_round("sqlite", 1)
+        results["sqlite-submit"].append(submitted)
+        results["sqlite"].append(delivered)
+        submitted, delivered = gateway_round("postgres", 1)
+        results["pg-submit"].append(submitted)
+        results["pg1"].append(delivered)
+        _, delivered = gateway_round("postgres", 2)
+        results["pg2"].append(delivered)
+        print(f"   round {round_number}: herald send {results['ceiling'][-1]:,.0f}/s; SQLite submit {results['sqlite-submit'][-1]:,.0f} tokens/s, "
+              f"deliver {results['sqlite'][-1]:,.0f}/s; PostgreSQL submit {results['pg-submit'][-1]:,.0f} tokens/s, deliver x1 "
+              f"{results['pg1'][-1]:,.0f}/s, x2 {results['pg2'][-1]:,.0f}/s", flush=True)
+    median = {key: statistics.median(values) for key, values in results.items()}
+    ceiling_rate = median["ceiling"]
+    print()
+    print(f"== medians of {rounds} rounds, {count:,} notifications each (1,024-byte alert, TLS, every request verified by the mock)")
+    print(f"   herald send straight to the mock (ceiling)   {ceiling_rate:>9,.0f} /s")
+    for label, key in (("gateway, SQLite, 1 process", "sqlite"), ("gateway, PostgreSQL, 1 process", "pg1"), ("gateway, PostgreSQL, 2 processes", "pg2")):
+        print(f"   {label:<44} {median[key]:>9,.0f} /s delivered  {median[key] / ceiling_rate:.2f}x ceiling")
+    print(f"   submissions accepted (committed), SQLite     {median['sqlite-submit']:>9,.0f} tokens/s ({PER_REQUEST:,} per request)")
+    print(f"   submissions accepted (committed), PostgreSQL {median['pg-submit']:>9,.0f} tokens/s")
+    print(f"   target: SQLite >= 0.5x ceiling: {'met' if median['sqlite'] >= 0.5 * ceiling_rate else 'NOT met'}")
+
+    # Memory over MEMORY_COUNT deliveries: one SQLite process, queued then sent.
+    if memory_count > 0:
+        database = os.path.join(work, "memory.db")
+        api, port = serve(database, "--api-only")
+        call(port, "POST", "/v1/apps", app)
+        _, jobs = submit(port, memory_count)
+        stop(api)
+        worker, port = serve(database)
+        samples = []
+        last = [0.0]
+
+        def sample():
+            now = time.perf_counter()
+            if now - last[0] >= 1:
+                last[0] = now
+                samples.append(rss_kb(worker.pid))
+        began = time.perf_counter()
+        _, totals = wait_done(port, jobs, sample)
+        elapsed = time.perf_counter() - began
+        peak = rss_kb(worker.pid, "VmHWM")
+        stop(worker)
+        tenth = max(1, len(samples) // 10)
+        early, late = statistics.median(samples[tenth:2 * tenth] or samples), statistics.median(samples[-tenth:] or samples)
+        print(f"== {memory_count:,} deliveries through one SQLite process in {elapsed:.0f} s ({memory_count / elapsed:,.0f}/s; "
+              f"{totals.get('accepted', 0):,} accepted): resident memory {early / 1024:.0f} MB at 10-20%, {late / 1024:.0f} MB in the last 10%, "
+              f"peak {peak / 1024:.0f} MB")
+finally:
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+    for database in cleanup:
+        if database.startswith("postgres"):
+            psql(postgres_admin, f"DROP DATABASE IF EXISTS {database.rsplit('/', 1)[1].split('?')[0]} WITH (FORCE)")
+    shutil.rmtree(work, ignore_errors=True)
