@@ -39,10 +39,12 @@ extension GatewayAPI {
         let app = parameter("app", in: "path", string, "The app's id")
         let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
         func body(_ schema: JSONValue) -> JSONValue { ["required": true, "content": ["application/json": ["schema": schema]]] }
-        func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {
+        func object(_ properties: [(String, JSONValue)], required: [String] = [], closed: Bool = false) -> JSONValue {
             var members = JSONObject()
             for (name, schema) in properties { members.members.append(.init(key: name, value: schema)) }
-            return ["type": "object", "properties": .object(members), "required": .array(required.map { .string($0) })]
+            var schema: JSONValue = ["type": "object", "properties": .object(members), "required": .array(required.map { .string($0) })]
+            if closed { schema = adding("additionalProperties", false, to: schema) }
+            return schema
         }
         func adding(_ key: String, _ value: JSONValue, to schema: JSONValue) -> JSONValue {
             var members = schema.objectValue ?? JSONObject()
@@ -59,7 +61,7 @@ extension GatewayAPI {
             operation.members.append(.init(key: "responses", value: .object(responses)))
             return .object(operation)
         }
-        let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^[0-9a-fA-F]{64,200}$"], "minItems": 1]
+        let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^([0-9a-fA-F]{2}){32,100}$"], "minItems": 1]
         let paths: JSONValue = [
             "/healthz": ["get": ["summary": "Alive", "responses": ["200": json("Alive", object([("status", string)]))]]],
             "/readyz": ["get": ["summary": "Ready: the database answers and the process takes requests", "responses": [
@@ -114,7 +116,7 @@ extension GatewayAPI {
             "/v1/apps/{app}/notifications": [
                 "post": authenticated([
                     "summary": "Submit a notification for devices; acknowledged once stored. Refused, with the lint findings, when APNs would reject it",
-                    "parameters": [app, parameter("Idempotency-Key", in: "header", string, "Makes a retried submission a no-op: the same key and body answer the first notification")],
+                    "parameters": [app, parameter("Idempotency-Key", in: "header", ["type": "string", "minLength": 1, "maxLength": 255], "Makes a retried submission a no-op: the same key and body answer the first notification")],
                     "requestBody": body(ref("Submission")),
                     "responses": [
                         "202": json("Queued", ref("Notification")), "200": json("Already submitted with this Idempotency-Key", ref("Notification")),
@@ -150,16 +152,16 @@ extension GatewayAPI {
                     "Error": object([("error", string), ("pointer", string), ("reason", string), ("findings", ["type": "array", "items": ref("Finding")])], required: ["error"]),
                     "Finding": object([("rule", string), ("severity", string), ("message", string), ("pointer", nullableString), ("line", nullableInteger), ("column", nullableInteger)]),
                     "AppDefinition": adding("anyOf", [["required": ["token"]], ["required": ["certificate"]]], to: object([
-                        ("id", appID), ("bundleId", nonEmpty), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
+                        ("id", appID), ("bundleId", ["type": "string", "pattern": "^[A-Za-z0-9.-]{1,128}$", "description": "Letters, digits, hyphens and periods"]), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
                         ("server", object([
                             ("host", nonEmpty), ("port", ["type": "integer", "minimum": 1, "maximum": 65535]),
-                            ("caCertificate", ["type": "string", "description": "A PEM certificate"]), ("plaintext", ["type": "boolean"]),
+                            ("caCertificate", ["type": "string", "pattern": "-----BEGIN CERTIFICATE-----", "description": "A PEM certificate"]), ("plaintext", ["type": "boolean"]),
                         ], required: ["host", "port"])),
                         ("token", object([
                             ("key", ["type": "string", "description": "The .p8 file's text (a PEM P-256 private key)"]),
                             ("keyId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]), ("teamId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]),
                         ], required: ["key", "keyId", "teamId"])),
-                        ("certificate", object([("p12", ["type": "string", "contentEncoding": "base64"]), ("password", string)], required: ["p12"])),
+                        ("certificate", object([("p12", ["type": "string", "contentEncoding": "base64", "pattern": "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"]), ("password", string)], required: ["p12"])),
                         ("rateLimit", ["type": "integer", "minimum": 1, "maximum": 1_000_000]), ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000]),
                         ("webhook", object([
                             ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
@@ -169,13 +171,13 @@ extension GatewayAPI {
                     "App": ["type": "object", "description": "An app as registered, with its key, certificate and webhook secret hidden"],
                     "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", integer)], required: ["id", "name"]),
                     "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableInteger), ("updatedAt", integer)]),
-                    "Submission": object([
+                    "Submission": adding("oneOf", [["required": ["tokens"]], ["required": ["audience"]]], to: object([
                         ("payload", ["type": "object"]), ("pushType", ["type": "string", "enum": .array(PushType.allCases.map { .string($0.rawValue) })]),
                         ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", nonEmpty),
-                        ("collapseId", ["type": "string", "maxLength": 64, "description": "At most 64 bytes of UTF-8"]),
+                        ("collapseId", ["type": "string", "minLength": 1, "maxLength": 64, "description": "1 to 64 bytes of UTF-8"]),
                         ("expiration", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807, "description": "Unix seconds; 0: try once"]),
                         ("tokens", tokens), ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", tag)], required: ["tag"])]]),
-                    ], required: ["payload"]),
+                    ], required: ["payload"], closed: true)),
                     "Notification": object([
                         ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),
                         ("counts", ["type": "object", "additionalProperties": integer]), ("headers", ["type": "object"]), ("createdAt", integer),

@@ -240,7 +240,7 @@ struct GatewayAPI {
                 return state
             }
             let after = try query["after"].map { text -> Int64 in
-                guard let value = Int64(text) else { throw HTTPError(.badRequest, message: "after is a delivery id") }
+                guard let value = Int64(text), value >= 0 else { throw HTTPError(.badRequest, message: "after is a delivery id (a whole number from 0)") }
                 return value
             }
             let limit = try Self.limit(query["limit"])

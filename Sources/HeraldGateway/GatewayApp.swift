@@ -80,7 +80,7 @@ struct GatewayApp: Sendable {
         }
         func int(_ key: String, in node: JSONDocument.Node = root, at path: String = "", range: ClosedRange<Int>) throws(Problem) -> Int? {
             guard let value = present(key, in: node) else { return nil }
-            guard let number = value.int64Value, range.contains(Int(number)) else {
+            guard let number = value.wholeNumber, range.contains(Int(number)) else {
                 throw Problem(pointer: "\(path)/\(key)", message: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return Int(number)
@@ -88,6 +88,12 @@ struct GatewayApp: Sendable {
         guard root.kind == .object else { throw Problem(pointer: "", message: "expected a JSON object") }
         guard let bundleID = try string("bundleId"), !bundleID.isEmpty else {
             throw Problem(pointer: "/bundleId", message: "required: the app's bundle ID (the topic of its alerts)")
+        }
+        // A bundle ID is letters, digits, hyphens and periods (Apple's "CFBundleIdentifier").
+        guard bundleID.utf8.count <= 128, bundleID.utf8.allSatisfy({ byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x2D
+        }) else {
+            throw Problem(pointer: "/bundleId", message: "a bundle ID is 1 to 128 letters, digits, hyphens and periods")
         }
         self.bundleID = bundleID
         id = try string("id") ?? bundleID
@@ -224,5 +230,15 @@ struct GatewayApp: Sendable {
             ])
         }
         return .object(object)
+    }
+}
+
+extension JSONDocument.Node {
+    /// A whole number however it is written (`5`, `5.0`, `5e0`: JSON Schema's `integer`), if it
+    /// fits an `Int64` exactly.
+    var wholeNumber: Int64? {
+        if let integer = int64Value { return integer }
+        guard let value = doubleValue, value == value.rounded(), value.magnitude <= 9_007_199_254_740_992 else { return nil }
+        return Int64(value)
     }
 }

@@ -56,7 +56,7 @@ struct Submission: Sendable {
         guard root.kind == .object else { throw Refusal(status: 400, message: "expected a JSON object", pointer: "") }
         for member in root.members where !Self.keys.contains(member.key) {
             let key = member.key
-            throw Refusal(status: 400, message: "unknown field; the fields are \(Self.keys.sorted().joined(separator: ", "))", pointer: "/\(key)")
+            throw Refusal(status: 400, message: "unknown field; the fields are \(Self.keys.sorted().joined(separator: ", "))", pointer: JSONPointer(tokens: [key]).description)
         }
         guard let payloadNode = root["payload"], payloadNode.kind == .object else {
             throw Refusal(status: 400, message: "required: the notification's payload, a JSON object such as {\"aps\":{\"alert\":\"Hello\"}}", pointer: "/payload")
@@ -77,13 +77,13 @@ struct Submission: Sendable {
         }
         headers.pushType = pushType
         if let node = root["priority"] {
-            guard let number = node.int64Value, let priority = PushPriority(headerValue: String(number)) else {
+            guard let number = node.wholeNumber, let priority = PushPriority(headerValue: String(number)) else {
                 throw Refusal(status: 400, message: "apns-priority is \(PushPriority.validValues)", pointer: "/priority")
             }
             headers.priority = priority
         }
         guard let topic = try string("topic") ?? app.topic(for: pushType) else {
-            throw Refusal(status: 400, message: "\(pushType.rawValue) pushes need an explicit topic", pointer: "/topic")
+            throw Refusal(status: 422, message: "\(pushType.rawValue) pushes need an explicit topic", pointer: "/topic")
         }
         headers.topic = topic
         if let text = try string("collapseId") {
@@ -92,7 +92,7 @@ struct Submission: Sendable {
             }
         }
         if let node = root["expiration"] {
-            guard let seconds = node.int64Value, seconds >= 0, let expiration = try? Expiration(headerValue: String(seconds)) else {
+            guard let seconds = node.wholeNumber, seconds >= 0, let expiration = try? Expiration(headerValue: String(seconds)) else {
                 throw Refusal(status: 400, message: "a UNIX time in seconds, or 0 (try once, do not store)", pointer: "/expiration")
             }
             headers.expiration = expiration

@@ -192,6 +192,10 @@ import Testing
         #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition(extra: #","webhook":{"url":"ftp://x","secret":"0123456789abcdef"}"#)).1?.root["pointer"]?.stringValue == "/webhook/url")
         try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:9/hook","secret":"0123456789abcdef-secret"}"#)
         #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition()).0 == 409)
+        // JSON Schema's integers include 2197.0 and 2.197e3: the same port.
+        let written = harness.appDefinition(id: "whole").replacingOccurrences(of: "\"port\":\(harness.mock.port)", with: "\"port\":\(harness.mock.port).0")
+        #expect(written.contains(".0}") || written.contains(".0,"))
+        #expect(try await harness.call("POST", "/v1/apps", written).1?.root["server"]?["port"]?.int64Value == Int64(harness.mock.port))
         let (_, shown, _) = try await harness.raw("GET", "/v1/apps/\(GatewayHarness.bundleID)")
         let text = String(decoding: shown, as: UTF8.self)
         #expect(text.contains("(hidden)") && !text.contains("PRIVATE KEY") && !text.contains("0123456789abcdef-secret"))
