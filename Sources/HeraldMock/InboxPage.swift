@@ -13,6 +13,8 @@ enum InboxPage {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Herald inbox</title>
 <style>
+/* Long unbroken values (a fault rule with a 64-digit token) wrap instead of widening the page. */
+code { overflow-wrap: anywhere; }
 :root { color-scheme: light dark; --bg: #f4f4f6; --panel: #ffffff; --text: #1c1c1e; --muted: #5b5b61; --line: #d4d4d8;
   --accent: #0a5bd3; --ok: #146c2e; --bad: #b3261e; --card: rgba(255,255,255,0.82); --screen: linear-gradient(160deg,#8fb5e8,#4b6fa8); }
 :root[data-theme="dark"] { --bg: #111114; --panel: #1c1c20; --text: #f2f2f5; --muted: #b4b4bc; --line: #3a3a42;
