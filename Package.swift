@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "HeraldTestSupport", targets: ["HeraldTestSupport"]),
         .library(name: "HeraldAuthTestSupport", targets: ["HeraldAuthTestSupport"]),
         .library(name: "HeraldClientTestSupport", targets: ["HeraldClientTestSupport"]),
+        .library(name: "HeraldMockTestSupport", targets: ["HeraldMockTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -157,10 +158,20 @@ let package = Package(
             name: "HeraldClientTestSupport",
             dependencies: ["HeraldClient", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/HeraldClientTestSupport"),
+        // The mock connection's properties, shared by HeraldMockTests and the FuzzMockConnection fuzzer.
+        .target(
+            name: "HeraldMockTestSupport",
+            dependencies: [
+                "HeraldMock", "HeraldAuth", "HeraldProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            path: "Tests/HeraldMockTestSupport"),
         .testTarget(
             name: "HeraldMockTests",
             dependencies: [
-                "herald", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldTestSupport",
+                "herald", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldTestSupport", "HeraldMockTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

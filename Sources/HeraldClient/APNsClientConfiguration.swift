@@ -158,7 +158,11 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
+    /// Saturating: a deadline of `.seconds(Int64.max)` means "never", not a crash.
     var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let (scaled, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return components.seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(components.attoseconds / 1_000_000_000)
+        return overflowAgain ? (scaled < 0 ? .min : .max) : sum
     }
 }

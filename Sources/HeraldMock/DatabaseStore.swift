@@ -130,8 +130,7 @@ final class DatabaseStore: RecordStore {
             binds
         ).map { _ in } }
         guard let delay = writeDelay else { return write() }
-        let nanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        return connection.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {}.futureResult.flatMap { write() }
+        return connection.eventLoop.scheduleTask(in: TimeAmount(delay)) {}.futureResult.flatMap { write() }
     }
 
     func page(_ query: NotificationQuery) async throws -> RecordPage {

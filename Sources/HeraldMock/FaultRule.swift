@@ -10,11 +10,11 @@ import HeraldProtocol
 /// | Item | Meaning |
 /// |---|---|
 /// | `status=CODE[/REASON]` | answer with this status and reason (the reason defaults from the status: 429 `TooManyRequests`, 500 `InternalServerError`, 503 `ServiceUnavailable`, 410 `Unregistered`, …) |
-/// | `delay=DURATION` | wait (`250ms`, `2s`) before answering; alone or with another action |
+/// | `delay=DURATION` | wait (`250ms`, `2s`, at most a day) before answering; alone or with another action |
 /// | `goaway=REASON[/before]` | send `GOAWAY` with `{"reason":…}` after answering, or `before` answering (the request is then not processed: last-stream-id excludes it) |
 /// | `reset[=CODE]` | reset the stream (`RST_STREAM`, default `internal-error`; also `refused-stream`, `cancel`, `enhance-your-calm`, or a number) |
 /// | `close` | close the connection without answering |
-/// | `max-streams=N` | lower `SETTINGS_MAX_CONCURRENT_STREAMS` to N, then answer as usual |
+/// | `max-streams=N` | lower `SETTINGS_MAX_CONCURRENT_STREAMS` to N (0 to 2147483647), then answer as usual |
 /// | `hang` | never answer (the client's deadline must fire) |
 /// | `token=HEX` `topic=TOPIC` `push-type=TYPE` `path=device\|broadcast\|channels` | match only these requests |
 /// | `every=N` | match every Nth matching request (the Nth, 2Nth, …) |
@@ -116,7 +116,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
                 try setAction(.respond(status: status, reason: reason))
             case "delay":
                 guard let duration = Self.duration(try need()) else {
-                    throw FaultRuleError(text: text, problem: "delay \(value ?? "") is not a duration such as 250ms or 2s")
+                    throw FaultRuleError(text: text, problem: "delay \(value ?? "") is not a duration such as 250ms or 2s, of at most a day (hang never answers)")
                 }
                 delay = duration
             case "goaway":
@@ -144,8 +144,9 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
             case "hang":
                 try setAction(.noAnswer)
             case "max-streams":
-                guard let count = Int(try need()), count >= 0 else {
-                    throw FaultRuleError(text: text, problem: "max-streams needs a whole number, such as max-streams=1")
+                // SETTINGS_MAX_CONCURRENT_STREAMS is a 32-bit field; more than 2^31-1 streams cannot be opened.
+                guard let count = Int(try need()), (0...Int(Int32.max)).contains(count) else {
+                    throw FaultRuleError(text: text, problem: "max-streams needs a whole number from 0 to 2147483647, such as max-streams=1")
                 }
                 try setAction(.lowerMaximumStreams(count))
             case "token":
@@ -207,11 +208,23 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
 
     static func duration(_ text: String) -> Duration? {
         let lower = text.lowercased()
-        if lower.hasSuffix("ms"), let value = Double(lower.dropLast(2)), value >= 0 { return .milliseconds(Int64(value)) }
-        if lower.hasSuffix("s"), let value = Double(lower.dropLast()), value >= 0 { return .milliseconds(Int64(value * 1000)) }
-        if let value = Double(lower), value >= 0 { return .milliseconds(Int64(value * 1000)) }
-        return nil
+        let milliseconds: Double
+        if lower.hasSuffix("ms"), let value = Double(lower.dropLast(2)) {
+            milliseconds = value
+        } else if lower.hasSuffix("s"), let value = Double(lower.dropLast()) {
+            milliseconds = value * 1000
+        } else if let value = Double(lower) {
+            milliseconds = value * 1000
+        } else {
+            return nil
+        }
+        // A day at most (`hang` never answers); `inf` and `nan` parse as numbers but are not delays.
+        guard milliseconds.isFinite, (0...Self.longestDelayMilliseconds).contains(milliseconds) else { return nil }
+        return .milliseconds(Int64(milliseconds))
     }
+
+    /// The longest `delay`: a day.
+    static let longestDelayMilliseconds: Double = 86_400_000
 
     /// Whether the rule's filters accept a request (before `every`, `probability` and `times`,
     /// which need the rule's running count).

@@ -8,7 +8,7 @@ import NIOPosix
 import NIOSSL
 
 /// Sets up the HTTP/2 server pipeline for one listener (APNs or channel management).
-struct HTTP2Listener {
+struct HTTP2Listener: Sendable {
     let core: MockCore
     let listener: IncomingRequest.Listener
     let sslContext: NIOSSLContext?
@@ -17,56 +17,53 @@ struct HTTP2Listener {
 
     /// Binds and returns the server channel.
     func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> any Channel {
-        let core = self.core
-        let listener = self.listener
-        let sslContext = self.sslContext
-        let acceptAny = acceptsAnyClientCertificate
-        let certificateAuth = requiresClientCertificate
-        let idleTimeout = core.configuration.idleTimeout
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    // A client that does not read its answers stops being read from, so
-                    // answers cannot pile up in memory.
-                    try sync.addHandler(BackPressureHandler())
-                    if let sslContext {
-                        let handler = acceptAny
-                            ? NIOSSLServerHandler(context: sslContext, customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) })
-                            : NIOSSLServerHandler(context: sslContext)
-                        try sync.addHandler(handler)
-                    }
-                    if let idleTimeout {
-                        try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000)))
-                    }
-                    var state = ConnectionState(id: core.nextConnectionID())
-                    var settings = HTTP2Settings()
-                    // Token auth: one stream until a valid provider token is seen (Apple's
-                    // "Sending notification requests to APNs").
-                    let initialStreams = certificateAuth || listener == .channels ? core.configuration.maximumConcurrentStreams : 1
-                    if listener == .channels || certificateAuth { state.streamsRaised = true }
-                    settings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: initialStreams))
-                    settings.append(HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024))
-                    settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 65_535))
-                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-                    connectionConfiguration.initialSettings = settings
-                    // Frames may still arrive for every stream a GOAWAY dropped (up to the stream limit),
-                    // and for streams the client opened before it read the GOAWAY: they are ignored
-                    // only while the stream is remembered as reset, and each refused stream counts as
-                    // a "glitch" that NIOHTTP2 would otherwise punish by resetting the connection.
-                    let inFlight = core.configuration.maximumConcurrentStreams
-                    connectionConfiguration.maximumRecentlyResetStreams = max(32, 2 * inFlight)
-                    connectionConfiguration.maximumConnectionGlitches = max(200, 2 * inFlight)  // NIOHTTP2 defaults to 200
-                    // No stream multiplexer: frames come to one handler per connection, which
-                    // keeps each stream's request in a table (no channel per stream).
-                    try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
-                    try sync.addHandler(APNsConnectionHandler(core: core, listener: listener, state: state, resolvesCertificate: certificateAuth))
-                }
+                channel.eventLoop.makeCompletedFuture { try self.configure(channel) }
             }
         return try await bootstrap.bind(host: host, port: port).get()
+    }
+
+    /// Adds one connection's handlers to `channel`'s pipeline (on its event loop).
+    func configure(_ channel: any Channel) throws {
+        let sync = channel.pipeline.syncOperations
+        // A client that does not read its answers stops being read from, so
+        // answers cannot pile up in memory.
+        try sync.addHandler(BackPressureHandler())
+        if let sslContext {
+            let handler = acceptsAnyClientCertificate
+                ? NIOSSLServerHandler(context: sslContext, customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) })
+                : NIOSSLServerHandler(context: sslContext)
+            try sync.addHandler(handler)
+        }
+        if let idleTimeout = core.configuration.idleTimeout {
+            try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount(idleTimeout)))
+        }
+        var state = ConnectionState(id: core.nextConnectionID())
+        var settings = HTTP2Settings()
+        // Token auth: one stream until a valid provider token is seen (Apple's
+        // "Sending notification requests to APNs").
+        let initialStreams = requiresClientCertificate || listener == .channels ? core.configuration.maximumConcurrentStreams : 1
+        if listener == .channels || requiresClientCertificate { state.streamsRaised = true }
+        settings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: initialStreams))
+        settings.append(HTTP2Setting(parameter: .maxHeaderListSize, value: 16 * 1024))
+        settings.append(HTTP2Setting(parameter: .initialWindowSize, value: 65_535))
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        connectionConfiguration.initialSettings = settings
+        // Frames may still arrive for every stream a GOAWAY dropped (up to the stream limit),
+        // and for streams the client opened before it read the GOAWAY: they are ignored
+        // only while the stream is remembered as reset, and each refused stream counts as
+        // a "glitch" that NIOHTTP2 would otherwise punish by resetting the connection.
+        let inFlight = core.configuration.maximumConcurrentStreams
+        connectionConfiguration.maximumRecentlyResetStreams = max(32, 2 * inFlight)
+        connectionConfiguration.maximumConnectionGlitches = max(200, 2 * inFlight)  // NIOHTTP2 defaults to 200
+        // No stream multiplexer: frames come to one handler per connection, which
+        // keeps each stream's request in a table (no channel per stream).
+        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: .init()))
+        try sync.addHandler(APNsConnectionHandler(core: core, listener: listener, state: state, resolvesCertificate: requiresClientCertificate))
     }
 }
 
@@ -178,9 +175,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
                 streams[id]!.unacknowledged += flowControlled
                 if !data.endStream, streams[id]!.unacknowledged >= Self.windowUpdateThreshold {
                     // A large body: let the client send the rest (kept bodies are bounded).
-                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: streams[id]!.unacknowledged))), promise: nil)
+                    // The table is done with first: a write can fail the connection there and
+                    // then, and its streams close (StreamClosedEvent) before the write returns.
+                    let returned = streams[id]!.unacknowledged
                     streams[id]!.unacknowledged = 0
                     needsFlush = true
+                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: returned))), promise: nil)
                 }
             }
             if data.endStream { finish(id, context: context) }
@@ -303,11 +303,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             // With a database, the answer goes out once the request's row is committed: what a
             // sender is told was received survives a crash. A failed write answers 500.
             plan.stored = nil
+            let planned = plan
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             stored.hop(to: context.eventLoop).whenComplete { result in
                 let (handler, context) = bound.value
                 guard handler.context != nil else { return }
-                var plan = plan
+                var plan = planned
                 if case .failure = result, plan.response != nil {
                     plan.response = MockResponse(
                         status: 500, headers: [(APNsHeader.contentType, "application/json")],
@@ -325,9 +326,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Carries out a plan now, or after its delay.
     private func answer(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
         if let delay = plan.delay {
-            let nanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                 let (handler, context) = bound.value
                 guard handler.context != nil else { return }
                 handler.perform(plan, stream: id, context: context)
@@ -372,7 +372,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private func perform(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
         if let count = plan.lowerStreams ?? (plan.raiseStreams ? core.configuration.maximumConcurrentStreams : nil) {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: count)])))), promise: nil)
+            // A rule made in code is not range-checked as a parsed one is: the field is 32 bits.
+            let value = min(max(count, 0), Int(Int32.max))
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: value)])))), promise: nil)
         }
         if let goAway = plan.goAway, goAway.beforeAnswering {
             if goingAway {

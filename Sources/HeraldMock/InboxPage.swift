@@ -177,15 +177,22 @@ function renderList() {
 // Devices are the mock's own simulation (GET /api/v1/devices): Notification Center threads,
 // collapse-id replacement, the badge, silent wakes and Live Activities, each in the language
 // chosen for it (?lang=).
+// Loads overlap when pushes keep coming: only the newest load is shown (an older answer may
+// arrive last), and body[data-devices] tells how many requests the view reflects.
+let devicesLoad = 0;
 async function loadDevices() {
+  const load = ++devicesLoad;
+  const reflects = state.records.size;
   const list = (await api("GET", "/api/v1/devices?limit=24")).devices || [];
   const shown = [];
   for (const device of list) {
     const language = state.languages.get(device.token);
     shown.push(language ? await api("GET", `/api/v1/devices/${device.token}?lang=${encodeURIComponent(language)}`) : device);
   }
+  if (load !== devicesLoad) return;
   state.devices = shown;
   renderDevices();
+  document.body.dataset.devices = String(reflects);
 }
 let devicesPending = null;
 function refreshDevices() {

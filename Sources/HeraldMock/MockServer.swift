@@ -326,6 +326,14 @@ public final class MockAPNsServer: Service, Sendable {
         return removed
     }
 
+    /// Sets up one plaintext provider connection's handlers on `channel`, exactly as the
+    /// listener does for each connection it accepts: for the connection fuzzer, which drives
+    /// them through an `EmbeddedChannel` (the server need not be started).
+    package func configureProviderConnection(on channel: any Channel) throws {
+        try HTTP2Listener(core: core, listener: .apns, sslContext: nil, acceptsAnyClientCertificate: false, requiresClientCertificate: false)
+            .configure(channel)
+    }
+
     /// Adds a fault rule; returns its id.
     @discardableResult
     public func addFault(_ rule: FaultRule) -> Int {

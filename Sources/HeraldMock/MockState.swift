@@ -307,7 +307,7 @@ final class FaultTable: Sendable {
                 guard rule.filters(token: token, topic: topic, pushType: pushType, path: path) else { continue }
                 state.entries[index].seen += 1
                 changes.add(1, ordering: .relaxed)
-                if let every = rule.every, state.entries[index].seen % every != 0 { continue }
+                if let every = rule.every, every > 1, state.entries[index].seen % every != 0 { continue }
                 if let probability = rule.probability, Double.random(in: 0..<1) >= probability { continue }
                 state.entries[index].applied += 1
                 changes.add(1, ordering: .relaxed)

@@ -32,6 +32,21 @@ import Testing
         await client.shutdown()
     }
 
+    /// Durations too long for NIO's nanoseconds mean "no limit", not an overflow trap.
+    @Test func durationsBeyondNanosecondsAreNoLimit() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try harness.client {
+            $0.requestTimeout = .seconds(Int64.max)
+            $0.connectTimeout = .seconds(Int64.max / 2)
+            $0.idleTimeout = .seconds(Int64.max)
+            $0.pingInterval = .seconds(Int64.max)
+        }
+        let response = try await client.send(.alert(title: "Hello", body: "World"), to: ClientHarness.tokens(1)[0], topic: ClientHarness.topic)
+        #expect(response.status == 200)
+        await client.shutdown()
+    }
+
     @Test func headersOfTheRequestModelReachTheServer() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }

@@ -22,6 +22,9 @@ import Testing
             ("", "empty"), ("token=abc", "token"), ("every=3", "no action"), ("status=700", "200 and 599"),
             ("status=500,close", "one action"), ("colour=red,close", "unknown item"), ("probability=2,close", "0 to 1"),
             ("delay=soon", "duration"), ("push-type=email,close", "push-type"), ("reset=explode", "reset code"),
+            // Numbers that parse but would overflow when the rule runs (a crash of the server).
+            ("delay=inf", "at most a day"), ("delay=1e300s", "at most a day"), ("delay=-5ms", "duration"), ("delay=25h", "duration"),
+            ("max-streams=4294967296", "0 to 2147483647"), ("max-streams=-1", "0 to 2147483647"),
         ]
         for (text, problem) in mistakes {
             let error = try #require(throws: FaultRuleError.self) { try FaultRule(parsing: text) }
@@ -48,6 +51,18 @@ import Testing
         let faulted = mock.server.notifications(NotificationQuery()).filter { $0.fault != nil }
         #expect(faulted.count == 3)
         #expect(mock.server.faults.count == 1, "the spent rule is gone")
+    }
+
+    /// A rule made in code is not range-checked as a parsed one is: the mock keeps its values
+    /// within what HTTP/2 and arithmetic allow instead of trapping on its event loop.
+    @Test func rulesMadeInCodeWithValuesOutOfRange() async throws {
+        let mock = try await H.start {
+            $0.faults = [FaultRule(action: .lowerMaximumStreams(Int.max), every: 0, times: 1)]
+        }
+        defer { Task { await mock.stop() } }
+        let run = try await mock.python([H.push(), H.push()])
+        #expect(run.answers.map(\.status) == [200, 200], "\(run.answers.map(\.status))")
+        #expect(mock.server.faults.isEmpty, "the rule matched once and is spent")
     }
 
     @Test func goAwayResetCloseHangAndStreamLimits() async throws {

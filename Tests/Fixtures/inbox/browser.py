@@ -88,6 +88,9 @@ async def main():
             if expected > 0:
                 await wait_for(f"Number(document.body.dataset.count) >= {before + expected} && document.body.dataset.live === 'true'",
                                f"{expected} notifications through the live stream", 60)
+                # The device view loads after the list (debounced): wait until it reflects them too.
+                await wait_for("Number(document.body.dataset.devices ?? -1) >= Number(document.body.dataset.count)",
+                               "the device view to reflect them", 30)
             else:  # what the page loaded is the subject: wait for its devices
                 await wait_for("!!document.querySelector('#devices .phone')", "the devices", 30)
             await asyncio.sleep(0.3)
