@@ -72,5 +72,11 @@ struct GatewayRetryPolicy: Sendable {
 }
 
 extension Duration {
-    var milliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
+    /// Saturating, as a configured window of `.seconds(Int64.max)` means "no limit".
+    var milliseconds: Int64 {
+        let (scaled, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000)
+        if overflow { return components.seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(components.attoseconds / 1_000_000_000_000_000)
+        return overflowAgain ? .max : sum
+    }
 }

@@ -152,13 +152,18 @@ struct Submission: Sendable {
 
     static let keys: Set<String> = ["payload", "pushType", "priority", "topic", "collapseId", "expiration", "tokens", "audience"]
 
-    /// When retrying stops: the notification's expiration (0: the first attempt only), else
-    /// `window` after `now`.
+    /// When retrying stops, in Unix milliseconds: the notification's expiration (0: the first
+    /// attempt only), else `window` after `now`. Saturating: an expiration of 2^63-1 seconds (the
+    /// API's schema allows it) is "never", not an overflow.
     func retryDeadline(now: Int64, window: Duration) -> Int64 {
         switch headers.expiration {
         case .immediately?: return now
-        case .at(let seconds)?: return seconds * 1_000
-        case nil: return now + window.milliseconds
+        case .at(let seconds)?:
+            let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+            return overflow ? .max : milliseconds
+        case nil:
+            let (deadline, overflow) = now.addingReportingOverflow(window.milliseconds)
+            return overflow ? .max : deadline
         }
     }
 

@@ -157,7 +157,13 @@ struct InspectionAPI {
             let token = try Self.token(context)
             let object = try await Self.body(&request, allowEmpty: true)
             var date = Date()
-            if let millis = object["timestamp"]?.numberValue.flatMap({ Double($0.text) }) { date = Date(timeIntervalSince1970: millis / 1000) }
+            if let timestamp = object["timestamp"] {
+                // Unix milliseconds up to the year 9999: APNs answers 410 with this as a whole number.
+                guard let millis = timestamp.numberValue.flatMap({ Double($0.text) }), (0...253_402_300_799_999).contains(millis) else {
+                    return Self.error(.badRequest, "timestamp is Unix milliseconds, from 0 to 253402300799999 (the year 9999)")
+                }
+                date = Date(timeIntervalSince1970: millis / 1000)
+            }
             server.unregister(token, at: date)
             return Self.json(server.device(token)?.jsonValue ?? .null)
         }

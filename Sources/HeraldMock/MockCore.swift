@@ -355,7 +355,7 @@ final class MockCore: Sendable {
             if device.topic == nil { bindingChanged = true }
             device.topic = topic
             if let unregistered = device.unregisteredAt {
-                return (.unregistered, "the token was unregistered at \(NotificationRecord.iso8601(unregistered))", Int64(unregistered.timeIntervalSince1970 * 1000))
+                return (.unregistered, "the token was unregistered at \(NotificationRecord.iso8601(unregistered))", unregistered.unixMilliseconds)
             }
             device.deliveries += 1
             if let payload {
@@ -624,4 +624,13 @@ struct Outcome {
             defaultedTopic: defaultedTopic)
     }
 
+}
+
+extension Date {
+    /// Unix milliseconds, kept within `Int64` (a date given in code may lie beyond it).
+    var unixMilliseconds: Int64 {
+        let value = (timeIntervalSince1970 * 1000).rounded()
+        guard value.isFinite else { return 0 }
+        return Int64(max(-9.2e18, min(9.2e18, value)))
+    }
 }

@@ -39,7 +39,7 @@ public struct MockDevice: Sendable {
         add("topic", topic.map { .string($0) } ?? .null)
         add("environment", .string(environment.rawValue))
         add("state", .string(unregisteredAt == nil ? "active" : "unregistered"))
-        add("unregisteredAt", unregisteredAt.map { .number(JSONNumber(Int64($0.timeIntervalSince1970 * 1000))) } ?? .null)
+        add("unregisteredAt", unregisteredAt.map { .number(JSONNumber($0.unixMilliseconds)) } ?? .null)
         add("channels", .array(channels.sorted().map { .string($0) }))
         add("deliveries", .number(JSONNumber(deliveries)))
         add("lastSeen", lastSeen.map { .string(NotificationRecord.iso8601($0)) } ?? .null)

@@ -509,7 +509,7 @@ struct ConfigFile {
             configuration.databaseMaximumAge = .milliseconds(Int64(dbMaxAge * 3_600_000))
         }
         if let idleTimeout {
-            guard idleTimeout > 0 else { throw UsageError(message: "--idle-timeout must be a positive number of seconds") }
+            guard idleTimeout > 0, idleTimeout <= 86_400 else { throw UsageError(message: "--idle-timeout must be a number of seconds above 0, at most 86400 (a day)") }
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         }
         for hex in unregistered {

@@ -78,6 +78,9 @@ struct SendCommand: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() async throws {
+        guard timeout > 0, timeout <= 86_400 else {
+            throw UsageError(message: "--timeout is a number of seconds above 0, at most 86400 (a day)")
+        }
         let input = InputFile(argument: file)
         var body = try input.read()
         let isSimulatorFile = input.path?.lowercased().hasSuffix(".apns") == true

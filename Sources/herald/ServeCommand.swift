@@ -87,10 +87,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port \(port) is not a port (0 to 65535)") }
         guard inFlight >= 1 else { throw ValidationError("--in-flight is at least 1") }
-        guard requestTimeout > 0, claimLease > requestTimeout else {
+        guard (0.001...86_400).contains(requestTimeout), (0.001...86_400).contains(claimLease) else {
+            throw ValidationError("--request-timeout and --claim-lease are seconds from 0.001 to 86400 (a day)")
+        }
+        guard claimLease > requestTimeout else {
             throw ValidationError("--claim-lease (\(claimLease) s) must be longer than --request-timeout (\(requestTimeout) s), or claims run out mid-send")
         }
-        guard retryWindow > 0 else { throw ValidationError("--retry-window is a positive number of hours") }
+        guard retryWindow > 0, retryWindow <= 8_760 else { throw ValidationError("--retry-window is a number of hours above 0, at most 8760 (a year)") }
         guard Logger.Level(rawValue: log) != nil else { throw ValidationError("--log is trace, debug, info, notice, warning or error") }
     }
 

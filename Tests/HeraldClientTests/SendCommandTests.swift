@@ -121,6 +121,8 @@ import Testing
         let missingKey = try await setup.herald(base + setup.serverArguments + ["--p8", setup.directory.path("nope.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ"])
         #expect(missingKey.status == 2)
         #expect(missingKey.stderr.contains("nope.p8"))
+        let endless = try await setup.herald(base + setup.serverArguments + setup.keyArguments + ["--timeout", "1e300"])
+        #expect(endless.status == 2 && endless.stderr.contains("at most 86400"), "\(endless.stderr)")
     }
 
     @Test func tokenCommandPrintsAVerifiableJWT() async throws {

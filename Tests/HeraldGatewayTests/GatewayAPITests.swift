@@ -216,6 +216,10 @@ import Testing
         let job = try await harness.submit(tokens: [tokens[0]])
         let expiring = try await harness.submit(tokens: [tokens[1]], extra: #","expiration":\#(expiration)"#)
         let once = try await harness.submit(tokens: [tokens[2]], extra: #","expiration":0"#)
+        // The schema's largest expiration (2^63-1 seconds) is "never", not an overflow.
+        let never = try await harness.submit(tokens: [GatewayHarness.tokens(1, salt: 6)[0]], extra: #","expiration":9223372036854775807"#)
+        let neverJob = try await harness.waitUntilDone(never)
+        #expect(neverJob.root["retryUntil"]?.int64Value == Int64.max, "\(neverJob.root.value)")
         let first = try await harness.deliveries(try await harness.waitUntilDone(job).root["id"]!.stringValue!)
         #expect(first[0]["state"]?.stringValue == "accepted" && (first[0]["attempts"]?.int64Value ?? 0) >= 3, "\(first[0].value)")
         let second = try await harness.deliveries(try await harness.waitUntilDone(expiring, timeout: .seconds(30)).root["id"]!.stringValue!)

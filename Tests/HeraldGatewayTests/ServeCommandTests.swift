@@ -54,6 +54,9 @@ import Testing
         (["serve", "--db", "a.db", "--in-flight", "0"], "--in-flight"),
         (["serve", "--db", "a.db", "--claim-lease", "10", "--request-timeout", "30"], "must be longer than --request-timeout"),
         (["serve", "--db", "a.db", "--log", "loud"], "--log"),
+        // Numbers that parse but overflow as milliseconds.
+        (["serve", "--db", "a.db", "--retry-window", "1e300"], "at most 8760"),
+        (["serve", "--db", "a.db", "--request-timeout", "inf", "--claim-lease", "inf"], "0.001 to 86400"),
         (["serve", "--db", "a.db", "--admin-key-env", "HERALD_SERVE_TEST_UNSET_VARIABLE"], "unset or shorter than 16"),
         (["serve", "--db", "/proc/no-such-directory/gateway.db", "--port", "0"], "cannot start the gateway"),
         (["serve", "--postgres", "mysql://x@127.0.0.1/x", "--port", "0"], "is not a postgres://user:password@host:port/database URL"),

@@ -151,7 +151,8 @@ import Testing
             (["--unregistered", "xyz"], "--unregistered 'xyz'"),
             (["--plaintext", "--auth", "certificate"], "needs TLS"),
             (["--config", "/nonexistent.json"], "cannot read '/nonexistent.json'"),
-            (["--idle-timeout", "0"], "--idle-timeout must be a positive"),
+            (["--idle-timeout", "0"], "--idle-timeout must be a number of seconds above 0"),
+            (["--idle-timeout", "1e300"], "at most 86400"),
         ]
         for (arguments, message) in cases {
             let result = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, ["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))

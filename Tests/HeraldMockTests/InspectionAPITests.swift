@@ -79,6 +79,10 @@ import Testing
         let registered = try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"\#(H.token)","topic":"com.example.app"}"#)
         #expect(registered.status == 201 && Self.object(registered.body)["state"] as? String == "active")
         #expect(try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"xyz"}"#).status == 400)
+        for timestamp in ["1e300", "-1", "253402300800000", "\"soon\""] {
+            let refused = try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":\#(timestamp)}"#)
+            #expect(refused.status == 400 && refused.body.contains("the year 9999"), "\(timestamp)")
+        }
         #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":1790000000000}"#).status == 200)
         let dead = try await mock.python([H.push()])
         #expect(dead.answers[0].status == 410 && dead.answers[0].bodyObject?["timestamp"] as? Int == 1_790_000_000_000)
