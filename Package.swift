@@ -142,7 +142,11 @@ let package = Package(
         ),
         // Shared by the test targets: fixture paths and seeded generators.
         .target(
-            name: "HeraldTestSupport", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice"],
+            name: "HeraldTestSupport",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
@@ -186,6 +190,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),

@@ -4,7 +4,7 @@ import Metrics
 import Synchronization
 
 /// The client's swift-metrics instruments: requests sent, accepted, rejected by reason,
-/// retries, latency, open connections and requests in flight.
+/// retries, latency, open connections, connection attempts and failures, and requests in flight.
 final class ClientMetrics: Sendable {
     let sent: Counter
     let accepted: Counter
@@ -12,6 +12,9 @@ final class ClientMetrics: Sendable {
     let failed: Counter
     let latency: Metrics.Timer
     let connections: Gauge
+    /// Connections tried, and those that could not be opened (refused, TLS, no settings).
+    let connectionAttempts: Counter
+    let connectionFailures: Counter
     let inFlight: Gauge
     private let prefix: String
     private let factory: any MetricsFactory
@@ -28,6 +31,8 @@ final class ClientMetrics: Sendable {
         failed = Counter(label: "\(prefix)_failed_total", factory: factory)
         latency = Metrics.Timer(label: "\(prefix)_latency_seconds", factory: factory)
         connections = Gauge(label: "\(prefix)_connections", factory: factory)
+        connectionAttempts = Counter(label: "\(prefix)_connection_attempts_total", factory: factory)
+        connectionFailures = Counter(label: "\(prefix)_connection_failures_total", factory: factory)
         inFlight = Gauge(label: "\(prefix)_requests_in_flight", factory: factory)
     }
 

@@ -389,6 +389,29 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // Added after a proxy's tunnel opened: the channel is already active.
+        if context.channel.isActive { start(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    /// The connection preface (TLS holds it back until the handshake is done).
+    private func start(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        startTimers(context)
+        session.start()
+        flushNow()
+    }
+
+    /// The deadline sweep, the idle check and the PING: started once the channel is active and
+    /// cancelled when it closes or the handler is removed, whichever comes first. A connection
+    /// that was refused never becomes active, so it never starts them (they used to start in
+    /// `handlerAdded` and outlive every refused connection).
+    private func startTimers(_ context: ChannelHandlerContext) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
             bound.value.sweepDeadlines()
@@ -425,22 +448,15 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
                 }
             })
         }
-        // Added after a proxy's tunnel opened: the channel is already active.
-        if context.channel.isActive { start(context) }
     }
 
-    func channelActive(context: ChannelHandlerContext) {
-        start(context)
-        context.fireChannelActive()
+    private func cancelTimers() {
+        for timer in timers { timer.cancel() }
+        timers = []
     }
 
-    /// The connection preface (TLS holds it back until the handshake is done).
-    private func start(_ context: ChannelHandlerContext) {
-        guard !started else { return }
-        started = true
-        session.start()
-        flushNow()
-    }
+    /// The repeating timers this connection holds now (for tests: none once it is gone).
+    var scheduledTimerCount: Int { timers.count }
 
     private func closeAfterUnansweredPing(_ timeout: TimeAmount) {
         closeReason = "the server did not answer a PING within \(timeout)"
@@ -468,8 +484,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         gauge.usable.store(false, ordering: .relaxed)
         gauge.open.store(false, ordering: .relaxed)
         ready.fail(AttemptFailure.connectFailed(closeReason))
-        for timer in timers { timer.cancel() }
-        timers = []
+        cancelTimers()
         for entry in session.removeAllStreams() { finish(entry.id, .failed(.connectionLost(closeReason))) }
         for id in Array(pending.keys) { finish(id, .failed(.notSent(closeReason))) }
         waiting.removeAll()
@@ -477,6 +492,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
         self.context = nil
     }
 

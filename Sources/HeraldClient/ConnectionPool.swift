@@ -44,6 +44,7 @@ final class ConnectionPool: Sendable {
         var connections: [PooledConnection] = []
         var opening: [EventLoopFuture<PooledConnection>] = []
         var shutDown = false
+        var breaker = ConnectionBreaker()
     }
 
     let endpoint: Endpoint
@@ -68,9 +69,16 @@ final class ConnectionPool: Sendable {
 
     /// A connection for one attempt, counted in its load: the least loaded usable one, with a new
     /// connection opened when all are at the server's stream limit and the maximum allows.
+    ///
+    /// While the endpoint refuses connections, attempts are coalesced: one connection is tried
+    /// at a time, after a backoff that grows to ``ConnectionBreaker/maximumBackoff``, and every
+    /// request waits for that attempt (up to its own deadline) instead of opening its own.
     func lease(deadline: NIODeadline) async throws(AttemptFailure) -> PooledConnection {
         while true {
-            enum Step { case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), fail(String) }
+            enum Step {
+                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: String), fail(String)
+            }
+            let now = NIODeadline.now()
             let step: Step = state.withLock { state in
                 if state.shutDown { return .fail("the client is shut down") }
                 state.connections.removeAll { !$0.gauge.open.load(ordering: .relaxed) }
@@ -88,17 +96,28 @@ final class ConnectionPool: Sendable {
                 }
                 let usableCount = state.connections.count { $0.gauge.usable.load(ordering: .relaxed) }
                 if (best == nil || !bestFree), usableCount + state.opening.count < configuration.maximumConnections {
-                    state.opening.append(open())
+                    if state.breaker.mayConnect(now: now, opening: state.opening.count) {
+                        state.opening.append(open())
+                    }
                 }
                 if let best {
                     best.gauge.load.add(1, ordering: .relaxed)
                     return .use(best)
                 }
-                return .wait(state.opening[0])
+                if let opening = state.opening.first { return .wait(opening) }
+                return .backOff(until: state.breaker.retryAt ?? now, lastError: state.breaker.lastError ?? "cannot connect")
             }
             switch step {
             case .use(let connection): return connection
             case .fail(let why): throw .notSent(why)
+            case .backOff(let until, let lastError):
+                // The endpoint refused the last attempt: wait for the next one, or end at the
+                // request's deadline with the reason.
+                if until >= deadline {
+                    try? await Task.sleep(for: .nanoseconds(max(0, (deadline - NIODeadline.now()).nanoseconds)))
+                    throw .connectFailed(lastError)
+                }
+                try? await Task.sleep(for: .nanoseconds(max(1_000_000, (until - NIODeadline.now()).nanoseconds)))
             case .wait(let future):
                 // The wait for a connection counts against the request's deadline.
                 let bounded = future.eventLoop.makePromise(of: PooledConnection.self)
@@ -108,6 +127,8 @@ final class ConnectionPool: Sendable {
                 do {
                     _ = try await bounded.futureResult.get()
                 } catch let failure as AttemptFailure {
+                    // A refused attempt: the others wait for the next one rather than fail now.
+                    if case .connectFailed = failure, NIODeadline.now() < deadline { continue }
                     throw failure
                 } catch {
                     throw .connectFailed("\(error)")
@@ -185,26 +206,44 @@ final class ConnectionPool: Sendable {
             if error is AttemptFailure { throw error }
             throw AttemptFailure.connectFailed("cannot connect to \(connectHost):\(connectPort): \(error)")
         }
+        metrics.connectionAttempts.increment()
         result.whenComplete { [weak self] outcome in
             timeout.cancel()
             guard let self else { return }
-            self.state.withLock { state in
+            let now = NIODeadline.now()
+            let change: ConnectionBreaker.Change = self.state.withLock { state in
                 state.opening.removeAll { future in future.isSameFuture(as: result) }
-                if case .success(let connection) = outcome {
+                switch outcome {
+                case .success(let connection):
                     if state.shutDown {
                         connection.drainAndClose()
                     } else {
                         state.connections.append(connection)
                     }
+                    return state.breaker.succeeded(now: now)
+                case .failure(let error):
+                    return state.breaker.failed(now: now, error: "\(error)")
                 }
             }
+            let server = "\(endpoint.host):\(endpoint.port)"
             switch outcome {
             case .success(let connection):
                 metrics.connectionOpened()
                 connection.channel.closeFuture.whenComplete { _ in metrics.connectionClosed() }
-                logger.debug("connected", metadata: ["server": "\(endpoint.host):\(endpoint.port)"])
+                logger.debug("connected", metadata: ["server": "\(server)"])
             case .failure(let error):
-                logger.info("connection failed", metadata: ["server": "\(endpoint.host):\(endpoint.port)", "error": "\(error)"])
+                metrics.connectionFailures.increment()
+                logger.debug("connection attempt failed", metadata: ["server": "\(server)", "error": "\(error)"])
+            }
+            // Once per outage, not once per attempt.
+            switch change {
+            case .none: break
+            case .becameUnreachable(let error):
+                logger.warning(
+                    "APNs endpoint unreachable; connection attempts back off up to \(ConnectionBreaker.maximumBackoff)",
+                    metadata: ["server": "\(server)", "error": "\(error)"])
+            case .becameReachable(let outage):
+                logger.notice("APNs endpoint reachable again", metadata: ["server": "\(server)", "unreachable for": "\(outage)"])
             }
         }
         return result

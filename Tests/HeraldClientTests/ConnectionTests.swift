@@ -89,45 +89,26 @@ import Testing
         await client.shutdown()
     }
 
-    /// Captures log records.
-    final class Capture: @unchecked Sendable {
-        let lines = Mutex<[String]>([])
-    }
-
-    struct CaptureHandler: LogHandler {
-        let capture: Capture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            let text = "\(message) \((metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))"
-            capture.lines.withLock { $0.append(text) }
-        }
-    }
-
     @Test func logsShortenDeviceTokens() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
         let token = ClientHarness.tokens(1)[0]
         harness.mock.unregister(token)
-        let capture = Capture()
-        let client = try harness.client { $0.logger = Logger(label: "test", factory: { _ in CaptureHandler(capture: capture) }) }
+        let capture = LogRecorder()
+        let client = try harness.client { $0.logger = capture.logger() }
         _ = await client.outcome(of: ClientHarness.request(to: token))
         await client.shutdown()
-        let lines = capture.lines.withLock { $0 }
+        let lines = capture.lines
         #expect(lines.contains { $0.contains(String(token.hex.prefix(8)) + "…") }, "\(lines)")
         #expect(!lines.contains { $0.contains(token.hex) }, "the full token is not logged")
 
-        let capture2 = Capture()
+        let capture2 = LogRecorder()
         let verbose = try harness.client {
-            $0.logger = Logger(label: "test", factory: { _ in CaptureHandler(capture: capture2) })
+            $0.logger = capture2.logger()
             $0.logsFullDeviceTokens = true
         }
         _ = await verbose.outcome(of: ClientHarness.request(to: token))
         await verbose.shutdown()
-        #expect(capture2.lines.withLock { $0 }.contains { $0.contains(token.hex) })
+        #expect(capture2.lines.contains { $0.contains(token.hex) })
     }
 }

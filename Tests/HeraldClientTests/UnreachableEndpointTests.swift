@@ -1,0 +1,135 @@
+import Foundation
+import HeraldAuth
+@testable import HeraldClient
+import HeraldMock
+import HeraldProtocol
+import HeraldTestSupport
+import Logging
+import MetricsTestKit
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import Testing
+
+/// APNs that refuses connections, then comes back: attempts are coalesced and back off, the log
+/// says it once each way, what waits goes out when the endpoint returns, and a refused
+/// connection leaves nothing running behind it.
+@Suite(.serialized) struct UnreachableEndpointTests {
+    /// A port nothing listens on (bound, read and released).
+    static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port ?? 0
+        try await channel.close()
+        return port
+    }
+
+    @Test func attemptsAreCoalescedBackOffAndResumeWhenTheEndpointReturns() async throws {
+        let port = try await Self.freePort()
+        let key = ProviderSigningKey.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)
+        let metrics = TestMetrics()
+        let records = LogRecorder()
+        var configuration = APNsClientConfiguration(server: .custom(host: "127.0.0.1", port: port, environment: .sandbox), credentials: .token(key))
+        configuration.plaintext = true
+        configuration.metricsFactory = metrics
+        configuration.metricsPrefix = "push"
+        configuration.logger = records.logger()
+        configuration.requestTimeout = .seconds(3)
+        let client = try APNsClient(configuration: configuration)
+
+        // 100 requests while nothing listens: each waits for the pool's attempts and ends at its
+        // deadline with the connection error, and the attempts are few.
+        let tokens = ClientHarness.tokens(100, salt: 21)
+        let failed = await ClientHarness.sendAll(client, to: tokens)
+        #expect(failed.allSatisfy { $0.1.failure != nil })
+        let reasons = Set(failed.compactMap { $0.1.failure?.message })
+        #expect(reasons.allSatisfy { $0.lowercased().contains("refused") || $0.contains("cannot connect") }, "\(reasons)")
+        let attempts = metrics.counterTotal(label: "push_connection_attempts_total")
+        // One at a time, backing off from a quarter of a second: about six in three seconds
+        // (without the breaker, each request opened its own: hundreds).
+        #expect(attempts >= 2 && attempts <= 12, "\(attempts) connection attempts for 100 requests in 3 s")
+        #expect(records.count(.warning, containing: "unreachable") == 1, "said once: \(records.lines)")
+        #expect(metrics.counterTotal(label: "push_connection_failures_total") == attempts)
+
+        // The endpoint comes back while requests wait: they go out at the next attempt.
+        var mockConfiguration = MockConfiguration()
+        mockConfiguration.port = port
+        mockConfiguration.apiPort = nil
+        mockConfiguration.channelPort = nil
+        mockConfiguration.transport = .plaintext
+        mockConfiguration.keys = [key.publicKey]
+        var waiting = configuration
+        waiting.requestTimeout = .seconds(60)
+        let patient = try APNsClient(configuration: waiting)
+        let early = try await Self.sendWhileDown(patient, tokens: Array(tokens.prefix(20)), startingServerAfter: .seconds(2), configuration: mockConfiguration)
+        #expect(early.outcomes.allSatisfy { (try? $0.get()) != nil }, "\(early.outcomes.compactMap(\.failure))")
+        // Noticed within the backoff's cap (30 s) of its return; here much sooner.
+        #expect(early.afterStart < .seconds(32), "\(early.afterStart)")
+        #expect(records.count(.notice, containing: "reachable again") == 1, "\(records.lines)")
+        await patient.shutdown()
+        await client.shutdown()
+        await early.mock.stop()
+    }
+
+    /// Sends to `tokens` while nothing listens, starts the mock after `delay`, and returns the
+    /// outcomes and how long after the mock started the last one came.
+    static func sendWhileDown(
+        _ client: APNsClient, tokens: [DeviceToken], startingServerAfter delay: Duration, configuration: MockConfiguration
+    ) async throws -> (outcomes: [Result<APNsResponse, APNsClientError>], afterStart: Duration, mock: MockAPNsServer) {
+        let mock = try MockAPNsServer(configuration: configuration)
+        let sending = Task { await ClientHarness.sendAll(client, to: tokens).map(\.1) }
+        try await Task.sleep(for: delay)
+        try await mock.start()
+        let started = ContinuousClock.now
+        let outcomes = await sending.value
+        return (outcomes, ContinuousClock.now - started, mock)
+    }
+
+    @Test func aConnectionThatNeverOpensLeavesNoTimer() throws {
+        let settings = APNsClientConnectionHandler.Settings(
+            authority: "127.0.0.1", plaintext: true, token: nil, idleTimeout: .seconds(300), pingInterval: .seconds(60),
+            pingTimeout: .seconds(10), now: Date.init, logger: Logger(label: "test"))
+        // Refused: the handler is added, the channel never becomes active, then goes away.
+        let refused = EmbeddedChannel()
+        let handler = APNsClientConnectionHandler(
+            settings: settings, gauge: ConnectionGauge(), ready: refused.eventLoop.makePromise(), allocator: ByteBufferAllocator())
+        try refused.pipeline.syncOperations.addHandler(handler)
+        #expect(handler.scheduledTimerCount == 0)
+        _ = try? refused.finish()
+        #expect(handler.scheduledTimerCount == 0)
+
+        // Opened: the sweep, the idle check and the PING run, and stop when it closes.
+        let opened = EmbeddedChannel()
+        let ready = opened.eventLoop.makePromise(of: Void.self)
+        let active = APNsClientConnectionHandler(settings: settings, gauge: ConnectionGauge(), ready: ready, allocator: ByteBufferAllocator())
+        try opened.pipeline.syncOperations.addHandler(active)
+        try opened.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        #expect(active.scheduledTimerCount == 3)
+        _ = try? opened.finish()
+        #expect(active.scheduledTimerCount == 0)
+        ready.fail(CancellationError())
+    }
+
+    @Test func theBreakerBacksOffOneAttemptAtATimeAndReportsEachChangeOnce() {
+        var breaker = ConnectionBreaker(random: { $0.upperBound })
+        let start = NIODeadline.now()
+        #expect(breaker.mayConnect(now: start, opening: 0) && breaker.mayConnect(now: start, opening: 3))
+        #expect(breaker.failed(now: start, error: "refused") == .becameUnreachable(error: "refused"))
+        #expect(!breaker.mayConnect(now: start, opening: 0), "not before the backoff")
+        var previous: Int64 = 0
+        var now = start
+        for attempt in 2...12 {
+            let wait = (breaker.retryAt! - now).nanoseconds
+            #expect(wait >= previous, "the backoff grows (attempt \(attempt))")
+            #expect(wait <= ConnectionBreaker.maximumBackoff.nanoseconds, "capped")
+            previous = wait
+            now = breaker.retryAt!
+            #expect(breaker.mayConnect(now: now, opening: 0))
+            #expect(!breaker.mayConnect(now: now, opening: 1), "one attempt at a time")
+            #expect(breaker.failed(now: now, error: "refused") == .none, "said once")
+        }
+        #expect(previous == ConnectionBreaker.maximumBackoff.nanoseconds)
+        #expect(breaker.succeeded(now: now + .seconds(1)) == .becameReachable(after: .nanoseconds((now + .seconds(1) - start).nanoseconds)))
+        #expect(breaker.succeeded(now: now + .seconds(2)) == .none)
+        #expect(breaker.mayConnect(now: now, opening: 5))
+    }
+}
