@@ -6,29 +6,43 @@ import Logging
 import Synchronization
 
 /// A gateway process's worker: claims due deliveries from the store, sends each with the app's
-/// HeraldClient, and records the outcomes in batches. It holds at most
-/// ``GatewayConfiguration/maximumInFlight`` deliveries (claimed and not yet recorded), so memory
-/// stays flat however long the queue; a claim is given back only once its outcome is committed.
+/// HeraldClient, and records the outcomes in batches.
+///
+/// - It holds at most ``GatewayConfiguration/maximumInFlight`` deliveries (claimed and not yet
+///   recorded or given back), so memory stays flat however long the queue; room is given back
+///   only once a commit has ended the hold.
+/// - Claims are fenced (``HeldClaims``): a delivery is sent only while its lease outlasts the
+///   send, every lease is extended while the process lives, and one the database could not
+///   extend runs out here before anyone may take the row over, so a takeover never overlaps a
+///   live sender.
+/// - A store error is never an outcome: a delivery whose job or app could not be read waits and
+///   tries again while it holds its lease, and is given back after; only APNs' answers, expiry
+///   and a real deletion end a delivery.
+/// - ``stop()`` stops claiming at once, gives back what has not started sending, and lets the
+///   sends under way end (within the request timeout) and be recorded.
 final class Dispatcher: Sendable {
-    let store: any GatewayStore
+    let store: GuardedStore
     let configuration: GatewayConfiguration
     let worker: String
     let apps: AppDirectory
     let metrics: GatewayMetrics
     private let jobs: JobCache
     private let capacity: CapacityGate
-    private let pending = Mutex<(outcomes: [DeliveryOutcome], released: [Int64])>(([], []))
+    private let held = HeldClaims()
+    private let pending = Mutex<(outcomes: [(DeliveryOutcome, Int)], released: [(Int64, Int)])>(([], []))
     // One signal per loop: a signal has one waiter at a time.
     private let wake = Signal()
     private let flushWake = Signal()
     private let depthWake = Signal()
     private let leaseWake = Signal()
     private let webhookWake = Signal()
+    /// Wakes the deliveries waiting for a lease extension or for the store, and for the stop.
+    private let leaseEvents = Broadcast()
     private let stopping = Atomic<Bool>(false)
     private let sending = Atomic<Int>(0)
     private var logger: Logger { configuration.logger }
 
-    init(store: any GatewayStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics) {
+    init(store: GuardedStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics) {
         self.store = store
         self.configuration = configuration
         self.worker = worker
@@ -36,15 +50,38 @@ final class Dispatcher: Sendable {
         self.metrics = metrics
         jobs = JobCache(store: store)
         capacity = CapacityGate(limit: max(1, configuration.maximumInFlight))
+        store.health.onRecovery { [leaseWake, wake, flushWake] in
+            // Back from an outage: keep what is held (before another process may take it
+            // over), record what waited, and claim again.
+            leaseWake.signal()
+            flushWake.signal()
+            wake.signal()
+        }
     }
 
     private var nowMilliseconds: Int64 { Int64((configuration.now().timeIntervalSince1970 * 1000).rounded()) }
 
+    /// The lease a send needs left when it starts: the longest a send takes (the client's
+    /// deadline, retries included) and a margin for the deadline's granularity.
+    var sendAllowance: Duration { configuration.requestTimeout + .milliseconds(500) }
+
+    /// How often the leases are extended: often enough that a lease never drops below
+    /// ``sendAllowance`` between two extensions, and at least three times per lease.
+    var extensionInterval: Duration {
+        let slack = configuration.claimLease - sendAllowance
+        return max(.milliseconds(100), min(configuration.claimLease / 3, slack / 2))
+    }
+
+    /// After an outage, another process's expired claims are left alone this long: that process
+    /// may be alive and about to extend them (its outcomes waiting to be recorded).
+    var takeoverHold: Duration { min(configuration.claimLease, .seconds(15)) }
+
     /// Something was submitted: look for due deliveries now rather than at the next poll.
     func nudge() { wake.signal() }
 
-    /// Claims, sends and records until ``stop()``; then lets the sends in flight finish (they
-    /// end within the request timeout), records them, and gives back what was not sent.
+    /// Claims, sends and records until ``stop()``; then gives back what has not started, lets
+    /// the sends under way finish (they end within the request timeout), records them, and
+    /// gives back what is left.
     func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.flushLoop() }
@@ -59,23 +96,31 @@ final class Dispatcher: Sendable {
     func stop() {
         stopping.store(true, ordering: .relaxed)
         for signal in [wake, flushWake, depthWake, webhookWake, leaseWake] { signal.signal() }
+        leaseEvents.notifyAll()
         capacity.cancelWaiters()
     }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func claimLoop(_ group: inout DiscardingTaskGroup) async {
         let batch = max(1, min(configuration.claimBatch, configuration.maximumInFlight))
         var idle = false
-        while !stopping.load(ordering: .relaxed) {
+        while !isStopping {
             // Claim only with room for a good part of a batch: fewer, larger claims.
             guard await capacity.waitForRoom(atLeast: max(1, batch / 2)) else { break }
-            if stopping.load(ordering: .relaxed) { break }
+            if isStopping { break }
             let room = min(batch, capacity.available)
             let now = nowMilliseconds
+            let started = ContinuousClock.now
+            // Right after an outage, rows whose lease ran out may belong to a live process.
+            let takeOver = store.health.sinceRecovery.map { $0 >= takeoverHold } ?? true
             let claimed: [ClaimedDelivery]
             do {
-                claimed = try await store.claim(worker: worker, limit: room, now: now, leaseUntil: now + configuration.claimLease.milliseconds)
+                claimed = try await store.claim(
+                    worker: worker, limit: room, now: now, leaseUntil: now + configuration.claimLease.milliseconds, takeOver: takeOver)
             } catch {
-                logger.warning("claiming deliveries failed; trying again", metadata: ["error": "\(error)"])
+                // An outage is logged once, by the store's health; anything else here.
+                if !(error is StoreUnavailable) { logger.warning("claiming deliveries failed; trying again", metadata: ["error": "\(error)"]) }
                 await wake.wait(timeout: .seconds(1))
                 continue
             }
@@ -88,69 +133,124 @@ final class Dispatcher: Sendable {
             idle = false
             capacity.take(claimed.count)
             metrics.inFlight.record(configuration.maximumInFlight - capacity.available)
-            for delivery in claimed {
+            let tickets = held.add(claimed.map(\.id), lease: started + configuration.claimLease)
+            for (delivery, ticket) in zip(claimed, tickets) {
                 sending.add(1, ordering: .relaxed)
                 group.addTask {
-                    await self.send(delivery)
+                    await self.send(delivery, ticket: ticket)
                     self.sending.subtract(1, ordering: .relaxed)
                 }
             }
         }
-        // Stopping: wait for the sends (each ends by its deadline), then a last flush.
+        // Stopping: wait for the sends (each ends by its deadline, or is given back), then a last flush.
         while sending.load(ordering: .relaxed) > 0 { try? await Task.sleep(for: .milliseconds(10)) }
         flushWake.signal()
     }
 
-    /// Keeps this process's claims: every third of the lease, the lease on everything it holds
-    /// is extended, so only the claims of a process that died run out (sends waiting for a low
-    /// rate limit, or a slow APNs, are not taken over and sent twice).
+    /// Keeps this process's claims: every ``extensionInterval``, the lease on everything it
+    /// holds is extended (however long the sends wait for a low rate limit, or the database was
+    /// away); what the database no longer gives it is marked lost at once.
     private func leaseLoop() async {
-        let lease = configuration.claimLease.milliseconds
-        while !stopping.load(ordering: .relaxed) {
-            await leaseWake.wait(timeout: configuration.claimLease / 3)
-            if stopping.load(ordering: .relaxed) { break }
-            let now = nowMilliseconds
-            do {
-                try await store.extendLeases(worker: worker, until: now + lease, now: now)
-            } catch {
-                logger.warning("extending the claims' leases failed; trying again", metadata: ["error": "\(error)"])
+        let lease = configuration.claimLease
+        while !isStopping {
+            await leaseWake.wait(timeout: extensionInterval)
+            if isStopping { break }
+            let ids = held.ids
+            if !ids.isEmpty {
+                let started = ContinuousClock.now
+                let now = nowMilliseconds
+                do {
+                    let kept = try await store.extendLeases(worker: worker, ids: ids, until: now + lease.milliseconds, now: now)
+                    let lost = held.extended(ids, kept: kept, lease: started + lease)
+                    if lost > 0 {
+                        logger.warning("claims were taken over by another process; they are not sent here", metadata: ["deliveries": "\(lost)"])
+                    }
+                } catch {
+                    if !(error is StoreUnavailable) {
+                        logger.warning("extending the claims' leases failed; trying again", metadata: ["error": "\(error)"])
+                    }
+                }
             }
+            // Whatever happened, those waiting look again: sent, still waiting, or lost.
+            leaseEvents.notifyAll()
         }
     }
 
-    private func send(_ delivery: ClaimedDelivery) async {
-        let started = ContinuousClock.now
-        guard let job = await jobs.content(delivery.job), let entry = await apps.entry(delivery.app) else {
-            add(DeliveryOutcome(delivery: delivery, result: .rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false)))
-            return
+    private func send(_ delivery: ClaimedDelivery, ticket: Int) async {
+        let hold = (delivery.id, ticket)
+        // The job and the app; the database may be away: wait while the lease lasts.
+        var job: JobCache.Content?
+        var lookup: AppDirectory.Lookup?
+        while true {
+            let generation = leaseEvents.generation
+            guard !isStopping, held.isHeld(delivery.id, ticket: ticket, now: .now) else { return giveBack(hold) }
+            do {
+                job = try await jobs.content(delivery.job)
+                lookup = try await apps.lookup(delivery.app)
+                break
+            } catch {
+                if !(error is StoreUnavailable) {
+                    logger.warning("reading a delivery's job or app failed; trying again", metadata: ["error": "\(error)"])
+                }
+                await leaseEvents.wait(since: generation)
+            }
         }
-        if let limiter = entry.limiter { await limiter.acquire() }
+        let entry: AppDirectory.Entry
+        switch lookup {
+        case .found(let found)? where job != nil:
+            entry = found
+        case .unusable(let why)?:
+            return add(.rejected(status: nil, reason: "the app's credentials cannot be used: \(why)", unregisteredAt: nil, deadToken: false), delivery, ticket)
+        default:
+            return add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
+        }
+        guard let job else { return }
+        if let limiter = entry.limiter {
+            guard await limiter.acquire(while: { !self.isStopping }) else { return giveBack(hold) }
+        }
         guard let token = try? DeviceToken(hex: delivery.token) else {
-            add(DeliveryOutcome(delivery: delivery, result: .rejected(status: nil, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true)))
-            return
+            return add(.rejected(status: nil, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true), delivery, ticket)
         }
+        // The fence: only with lease enough for the whole send.
+        while true {
+            let generation = leaseEvents.generation
+            if isStopping { return giveBack(hold) }
+            switch held.permission(delivery.id, ticket: ticket, now: .now, needed: sendAllowance) {
+            case .send: break
+            case .lost: return giveBack(hold)
+            case .wait:
+                await leaseEvents.wait(since: generation)
+                continue
+            }
+            break
+        }
+        let started = ContinuousClock.now
         var request = job.request.to(token)
         request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
-        let result = await entry.client.outcome(of: request)
+        let result = await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
         metrics.sent.increment()
         let elapsed = ContinuousClock.now - started
         metrics.latency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        held.finished(delivery.id, ticket: ticket)
         let now = nowMilliseconds
         guard let outcome = configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: job.expiresAt, now: now) else {
-            pending.withLock { $0.released.append(delivery.id) }
-            return
+            return giveBack(hold)
         }
-        add(DeliveryOutcome(
-            delivery: delivery, result: outcome,
-            webhooks: WebhookEvents.bodies(for: outcome, delivery: delivery, webhook: entry.app.webhook, now: now)))
+        add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(for: outcome, delivery: delivery, webhook: entry.app.webhook, now: now))
     }
 
-    private func add(_ outcome: DeliveryOutcome) {
+    /// Not sent: back to the queue (if this process still holds it) at the next flush.
+    private func giveBack(_ hold: (Int64, Int)) {
+        pending.withLock { $0.released.append(hold) }
+        flushWake.signal()
+    }
+
+    private func add(_ result: DeliveryOutcome.Result, _ delivery: ClaimedDelivery, _ ticket: Int, webhooks: [String] = []) {
         let count = pending.withLock { pending in
-            pending.outcomes.append(outcome)
+            pending.outcomes.append((DeliveryOutcome(delivery: delivery, result: result, webhooks: webhooks), ticket))
             return pending.outcomes.count
         }
-        if count >= configuration.claimBatch { flushWake.signal() }
+        if count >= configuration.claimBatch || isStopping { flushWake.signal() }
     }
 
     /// Writes outcomes every flush interval (sooner when a batch is ready); frees their room
@@ -162,36 +262,43 @@ final class Dispatcher: Sendable {
                 defer { pending = ([], []) }
                 return (pending.outcomes, pending.released)
             }
-            var written = 0
             var recorded = false
             do {
                 if !outcomes.isEmpty {
-                    try await store.record(outcomes, worker: worker, now: nowMilliseconds)
+                    try await store.record(outcomes.map(\.0), worker: worker, now: nowMilliseconds)
                     recorded = true
-                    written += outcomes.count
-                    for outcome in outcomes { count(outcome) }
+                    held.remove(outcomes.map { ($0.0.delivery.id, $0.1) })
+                    capacity.give(outcomes.count)
+                    for outcome in outcomes { count(outcome.0) }
                 }
                 if !released.isEmpty {
-                    try await store.release(worker: worker, ids: released, now: nowMilliseconds)
-                    written += released.count
+                    try await store.release(worker: worker, ids: released.map(\.0), now: nowMilliseconds)
+                    held.remove(released.map { ($0.0, $0.1) })
+                    capacity.give(released.count)
                 }
             } catch {
-                logger.warning("recording outcomes failed; trying again", metadata: ["error": "\(error)", "outcomes": "\(outcomes.count)"])
+                if !(error is StoreUnavailable) {
+                    logger.warning("recording outcomes failed; trying again", metadata: ["error": "\(error)", "outcomes": "\(outcomes.count)"])
+                }
                 // What was not committed goes back, ahead of what came meanwhile.
                 pending.withLock { pending in
                     if !recorded { pending.outcomes.insert(contentsOf: outcomes, at: 0) }
                     pending.released.insert(contentsOf: released, at: 0)
                 }
-                if written > 0 { capacity.give(written) }
-                try? await Task.sleep(for: .milliseconds(500))
+                if isStopping, sending.load(ordering: .relaxed) == 0, store.health.unavailable != nil {
+                    // Nothing more can be written now; the leases run out and others take over.
+                    logger.warning("stopping with outcomes unrecorded: the database is unreachable", metadata: [
+                        "outcomes": "\(pending.withLock { $0.outcomes.count })", "claims": "\(held.count)",
+                    ])
+                    return
+                }
+                await flushWake.wait(timeout: .milliseconds(500))
                 continue
             }
-            if written > 0 {
-                capacity.give(written)
+            if !outcomes.isEmpty || !released.isEmpty {
                 metrics.inFlight.record(configuration.maximumInFlight - capacity.available)
             }
-            if stopping.load(ordering: .relaxed), sending.load(ordering: .relaxed) == 0,
-               pending.withLock({ $0.outcomes.isEmpty && $0.released.isEmpty }) {
+            if isStopping, sending.load(ordering: .relaxed) == 0, pending.withLock({ $0.outcomes.isEmpty && $0.released.isEmpty }) {
                 return
             }
         }
@@ -208,7 +315,7 @@ final class Dispatcher: Sendable {
 
     /// The queue's depth for the metrics, once a second.
     private func depthLoop() async {
-        while !stopping.load(ordering: .relaxed) {
+        while !isStopping {
             if let depth = try? await store.queueDepth(now: nowMilliseconds) {
                 metrics.queueWaiting.record(depth.waiting)
                 metrics.queueDue.record(depth.due)
@@ -229,7 +336,7 @@ final class Dispatcher: Sendable {
             logger.error("webhooks are off: cannot set up TLS", metadata: ["error": "\(error)"])
             return
         }
-        while !stopping.load(ordering: .relaxed) {
+        while !isStopping {
             let now = nowMilliseconds
             guard let events = try? await store.claimWebhooks(worker: worker, limit: 32, now: now, leaseUntil: now + 60_000), !events.isEmpty else {
                 await webhookWake.wait(timeout: .milliseconds(500))
@@ -247,8 +354,15 @@ final class Dispatcher: Sendable {
 
     private func post(_ event: WebhookEvent, with poster: WebhookPoster) async {
         let now = nowMilliseconds
-        guard let app = await apps.entry(event.app)?.app, let webhook = app.webhook else {
-            try? await store.finishWebhook(id: event.id, sent: false, retryAt: nil, error: "the app has no webhook now", now: now)
+        let app: GatewayApp?
+        do {
+            app = try await apps.entry(event.app)?.app
+        } catch {
+            // The database did not answer: the event's claim runs out and it is posted later.
+            return
+        }
+        guard let app, let webhook = app.webhook else {
+            await finish(event, sent: false, retryAt: nil, error: "the app has no webhook now", now: now)
             return
         }
         let body = Array(event.body.utf8)
@@ -263,227 +377,25 @@ final class Dispatcher: Sendable {
         let done = nowMilliseconds
         if failure == nil {
             metrics.webhook("sent")
-            try? await store.finishWebhook(id: event.id, sent: true, retryAt: nil, error: nil, now: done)
+            await finish(event, sent: true, retryAt: nil, error: nil, now: done)
         } else if event.attempts >= Self.webhookAttempts {
             metrics.webhook("failed")
             logger.warning("a webhook failed for good", metadata: ["app": "\(event.app)", "error": "\(failure ?? "")"])
-            try? await store.finishWebhook(id: event.id, sent: false, retryAt: nil, error: failure, now: done)
+            await finish(event, sent: false, retryAt: nil, error: failure, now: done)
         } else {
             metrics.webhook("retry")
             let delay = min(Int64(1_000) << Int64(max(event.attempts - 1, 0)), 3_600_000)
-            try? await store.finishWebhook(id: event.id, sent: false, retryAt: done + delay, error: failure, now: done)
-        }
-    }
-}
-
-/// A bound on deliveries held: room is taken by claims and given back by commits.
-final class CapacityGate: Sendable {
-    private struct State {
-        var available: Int
-        var waiters: [(need: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-    }
-
-    private let state: Mutex<State>
-
-    init(limit: Int) { state = Mutex(State(available: limit)) }
-
-    var available: Int { state.withLock { $0.available } }
-
-    func take(_ count: Int) { state.withLock { $0.available -= count } }
-
-    func give(_ count: Int) {
-        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.available += count
-            var ready: [CheckedContinuation<Bool, Never>] = []
-            state.waiters.removeAll { waiter in
-                guard state.available >= waiter.need else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-        for continuation in ready { continuation.resume(returning: true) }
-    }
-
-    /// Waits until `count` is free; `false` when cancelled by ``cancelWaiters()``.
-    func waitForRoom(atLeast count: Int) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.available >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume(returning: true) }
+            await finish(event, sent: false, retryAt: done + delay, error: failure, now: done)
         }
     }
 
-    func cancelWaiters() {
-        let waiters = state.withLock { state in
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.continuation.resume(returning: false) }
-    }
-}
-
-/// A wake-up call a loop waits for, with a timeout.
-final class Signal: Sendable {
-    private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.signalled = true
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the signal (or at once if one came since the last wait), or after `timeout`.
-    func wait(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let ready = self.state.withLock { state -> Bool in
-                        if state.signalled {
-                            state.signalled = false
-                            return true
-                        }
-                        state.waiter?.resume()
-                        state.waiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                self.signal()
-            }
-            await group.next()
-            group.cancelAll()
-        }
-        // The timer's own signal, if it came second, is dropped.
-        state.withLock { $0.signalled = false }
-    }
-
-}
-
-/// The apps the dispatcher sends for: each app's definition, client and rate limiter, made on
-/// first use and kept.
-final class AppDirectory: Sendable {
-    struct Entry: Sendable {
-        var app: GatewayApp
-        var client: APNsClient
-        var limiter: RateLimiter?
-    }
-
-    private let store: any GatewayStore
-    private let requestTimeout: Duration
-    private let entries = Mutex<[String: Task<Entry?, Never>]>([:])
-    private let logger: Logger
-
-    init(store: any GatewayStore, requestTimeout: Duration, logger: Logger) {
-        self.store = store
-        self.requestTimeout = requestTimeout
-        self.logger = logger
-    }
-
-    func entry(_ id: String) async -> Entry? {
-        let task = entries.withLock { entries in
-            if let task = entries[id] { return task }
-            let task = Task { [store, requestTimeout, logger] () -> Entry? in
-                guard let stored = try? await store.app(id: id),
-                      let document = try? JSONDocument(parsing: Array(stored.definition.utf8)) else { return nil }
-                do {
-                    let app = try GatewayApp(json: document.root)
-                    let client = try APNsClient(configuration: try app.clientConfiguration(requestTimeout: requestTimeout))
-                    return Entry(app: app, client: client, limiter: app.rateLimit.map(RateLimiter.init))
-                } catch {
-                    logger.error("cannot send for an app", metadata: ["app": "\(id)", "error": "\(error)"])
-                    return nil
-                }
-            }
-            entries[id] = task
-            return task
-        }
-        let entry = await task.value
-        if entry == nil { entries.withLock { _ = $0.removeValue(forKey: id) } }
-        return entry
-    }
-
-    /// Forgets an app (deleted): its client is shut down.
-    func forget(_ id: String) async {
-        let task = entries.withLock { $0.removeValue(forKey: id) }
-        await task?.value?.client.shutdown()
-    }
-
-    func shutdown() async {
-        let tasks = entries.withLock { entries in
-            defer { entries.removeAll() }
-            return Array(entries.values)
-        }
-        for task in tasks { await task.value?.client.shutdown() }
-    }
-}
-
-/// Jobs' requests (headers and payload, immutable), fetched once and kept for the newest
-/// thousand jobs.
-final class JobCache: Sendable {
-    struct Content: Sendable {
-        var request: APNsRequest
-        var expiresAt: Int64
-    }
-
-    private let store: any GatewayStore
-    private let entries = Mutex<(tasks: [String: Task<Content?, Never>], order: [String])>(([:], []))
-
-    init(store: any GatewayStore) { self.store = store }
-
-    func content(_ id: String) async -> Content? {
-        let task = entries.withLock { entries in
-            if let task = entries.tasks[id] { return task }
-            let task = Task { [store] () -> Content? in
-                guard let job = try? await store.jobContent(id: id) else { return nil }
-                return Content(request: APNsRequest(headers: Submission.headers(fromJSON: job.headers), body: job.payload), expiresAt: job.expiresAt)
-            }
-            entries.tasks[id] = task
-            entries.order.append(id)
-            if entries.order.count > 1_000 { entries.tasks[entries.order.removeFirst()] = nil }
-            return task
-        }
-        return await task.value
-    }
-}
-
-/// Sends per second, for an app's `rateLimit`: a token bucket holding at most a second's worth.
-final class RateLimiter: Sendable {
-    private let rate: Double
-    private let state: Mutex<(tokens: Double, last: ContinuousClock.Instant)>
-
-    init(_ rate: Int) {
-        self.rate = Double(rate)
-        state = Mutex((Double(rate), ContinuousClock.now))
-    }
-
-    func acquire() async {
-        while true {
-            let wait: Double? = state.withLock { state in
-                let now = ContinuousClock.now
-                let elapsed = now - state.last
-                state.tokens = min(rate, state.tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
-                state.last = now
-                if state.tokens >= 1 {
-                    state.tokens -= 1
-                    return nil
-                }
-                return (1 - state.tokens) / rate
-            }
-            guard let wait else { return }
-            try? await Task.sleep(for: .milliseconds(max(1, Int64(wait * 1000))))
+    /// Records a webhook's result; if the database does not answer, the event's claim runs out
+    /// and it is posted again (a receiver may see it twice, never not at all).
+    private func finish(_ event: WebhookEvent, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async {
+        do {
+            try await store.finishWebhook(id: event.id, sent: sent, retryAt: retryAt, error: error, now: now)
+        } catch {
+            logger.debug("recording a webhook's result failed; it will be posted again", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -61,17 +61,22 @@ struct GatewayAPI {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         let server = self.server
-        let store = server.store
         router.add(middleware: ErrorShape(logger: server.configuration.logger))
+        router.add(middleware: OpenGate(server: server))
 
         router.get("/healthz") { _, _ in Self.json(["status": "ok"]) }
+        // Ready: taking requests, and the database answers (within two seconds; at once while
+        // it is known to be down).
         router.get("/readyz") { _, _ in
-            guard server.isAccepting else { return Self.error(.serviceUnavailable, "shutting down") }
+            guard server.isAccepting else { return Self.error(.serviceUnavailable, "not taking requests (starting or stopping)") }
+            if let down = server.store.health.unavailable { return Self.unavailable(down) }
             do {
-                _ = try await store.queueDepth(now: server.nowMilliseconds)
+                try await server.store.ping()
                 return Self.json(["status": "ready"])
+            } catch let down as StoreUnavailable {
+                return Self.unavailable(down)
             } catch {
-                return Self.error(.serviceUnavailable, "the database does not answer: \(error)")
+                return Self.error(.serviceUnavailable, "the database does not answer: \(server.store.describe(error))", headers: [.retryAfter: "5"])
             }
         }
         router.get("/metrics") { _, _ in
@@ -96,26 +101,26 @@ struct GatewayAPI {
             } catch {
                 return Self.error(.unprocessableContent, error.message, pointer: error.pointer)
             }
-            guard try await store.insertApp(StoredApp(id: app.id, definition: app.storedJSON, createdAt: server.nowMilliseconds)) else {
+            guard try await server.store.insertApp(StoredApp(id: app.id, definition: app.storedJSON, createdAt: server.nowMilliseconds)) else {
                 return Self.error(.conflict, "an app with id \(app.id) exists; delete it first, or give another \"id\"")
             }
             return Self.json(app.publicValue, status: .created)
         }
         router.get("/v1/apps") { request, _ in
             let key = try await server.authorize(request, app: nil, adminOnly: false)
-            let apps = try await store.apps().filter { key.apps?.contains($0.id) ?? true }
+            let apps = try await server.store.apps().filter { key.apps?.contains($0.id) ?? true }
             return Self.json(["apps": .array(apps.compactMap { Self.publicApp($0) })])
         }
         router.get("/v1/apps/{app}") { request, context in
             let id = try context.parameters.require("app")
             try await server.authorize(request, app: id)
-            guard let stored = try await store.app(id: id), let value = Self.publicApp(stored) else { return Self.error(.notFound, "no app \(id)") }
+            guard let stored = try await server.store.app(id: id), let value = Self.publicApp(stored) else { return Self.error(.notFound, "no app \(id)") }
             return Self.json(value)
         }
         router.delete("/v1/apps/{app}") { request, context in
             let id = try context.parameters.require("app")
             try await server.authorize(request, app: nil)
-            guard try await store.deleteApp(id: id) else { return Self.error(.notFound, "no app \(id)") }
+            guard try await server.store.deleteApp(id: id) else { return Self.error(.notFound, "no app \(id)") }
             await server.apps.forget(id)
             return Response(status: .noContent)
         }
@@ -137,22 +142,22 @@ struct GatewayAPI {
                 guard apps?.count == list.count else { return Self.error(.badRequest, "app ids are strings of letters, digits, '.', '-', '_'", pointer: "/apps") }
             }
             let (secret, stored) = APIKeys.make(name: name, apps: apps, now: server.nowMilliseconds)
-            try await store.insertKey(stored)
+            try await server.store.insertKey(stored)
             return Self.json(Self.keyValue(stored, secret: secret), status: .created)
         }
         router.get("/v1/keys") { request, _ in
             try await server.authorize(request, app: nil)
-            return Self.json(["keys": .array(try await store.keys().map { Self.keyValue($0, secret: nil) })])
+            return Self.json(["keys": .array(try await server.store.keys().map { Self.keyValue($0, secret: nil) })])
         }
         router.delete("/v1/keys/{id}") { request, context in
             try await server.authorize(request, app: nil)
             let id = try context.parameters.require("id")
             // Revoking the last administrator's key would lock everyone out of administration.
-            let keys = try await store.keys()
+            let keys = try await server.store.keys()
             if let key = keys.first(where: { $0.id == id }), key.apps == nil, keys.filter({ $0.apps == nil }).count == 1 {
                 return Self.error(.conflict, "\(id) is the last administrator's key: make another with POST /v1/keys first")
             }
-            guard try await store.deleteKey(id: id) else { return Self.error(.notFound, "no key \(id)") }
+            guard try await server.store.deleteKey(id: id) else { return Self.error(.notFound, "no key \(id)") }
             server.forgetKeys()
             return Response(status: .noContent)
         }
@@ -179,7 +184,7 @@ struct GatewayAPI {
                     return Self.error(.badRequest, "an array of tags (no commas)", pointer: "/tags")
                 }
             }
-            try await store.upsertDevices(app: app.id, tokens: tokens, tags: tags, now: server.nowMilliseconds)
+            try await server.store.upsertDevices(app: app.id, tokens: tokens, tags: tags, now: server.nowMilliseconds)
             return Self.json(["registered": .number(JSONNumber(tokens.count))])
         }
         router.get("/v1/apps/{app}/devices") { request, context in
@@ -190,7 +195,7 @@ struct GatewayAPI {
                 return state
             }
             let limit = try Self.limit(query["limit"])
-            let devices = try await store.devices(
+            let devices = try await server.store.devices(
                 app: app.id, state: state, tag: query["tag"].map(String.init), after: query["after"].map(String.init), limit: limit)
             return Self.json([
                 "devices": .array(devices.map { device in
@@ -208,7 +213,7 @@ struct GatewayAPI {
             guard let token = try? DeviceToken(hex: try context.parameters.require("token")) else {
                 return Self.error(.badRequest, "not a device token")
             }
-            return try await store.deleteDevice(app: app.id, token: token) ? Response(status: .noContent) : Self.error(.notFound, "no such device")
+            return try await server.store.deleteDevice(app: app.id, token: token) ? Response(status: .noContent) : Self.error(.notFound, "no such device")
         }
 
         // Notifications
@@ -225,13 +230,13 @@ struct GatewayAPI {
         router.get("/v1/apps/{app}/notifications/{id}") { request, context in
             let app = try await server.app(request, context)
             let id = try context.parameters.require("id")
-            guard let job = try await store.job(app: app.id, id: id) else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
+            guard let job = try await server.store.job(app: app.id, id: id) else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
             return Self.json(Self.jobValue(job))
         }
         router.get("/v1/apps/{app}/notifications/{id}/deliveries") { request, context in
             let app = try await server.app(request, context)
             let id = try context.parameters.require("id")
-            guard try await store.job(app: app.id, id: id) != nil else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
+            guard try await server.store.job(app: app.id, id: id) != nil else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
             let query = request.uri.queryParameters
             let state = try query["state"].map { text -> DeliveryState in
                 guard let state = DeliveryState(rawValue: String(text)) else {
@@ -244,7 +249,7 @@ struct GatewayAPI {
                 return value
             }
             let limit = try Self.limit(query["limit"])
-            let deliveries = try await store.deliveries(job: id, state: state, after: after, limit: limit)
+            let deliveries = try await server.store.deliveries(job: id, state: state, after: after, limit: limit)
             return Self.json([
                 "deliveries": .array(deliveries.map(Self.deliveryValue)),
                 "next": deliveries.count == limit ? deliveries.last.map { .number(JSONNumber($0.id)) } ?? .null : .null,
@@ -263,12 +268,19 @@ struct GatewayAPI {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: writer.output.bytes)))
     }
 
-    static func error(_ status: HTTPResponse.Status, _ message: String, pointer: String? = nil, extra: [(String, JSONValue)] = []) -> Response {
+    static func error(
+        _ status: HTTPResponse.Status, _ message: String, pointer: String? = nil, extra: [(String, JSONValue)] = [], headers: HTTPFields = [:]
+    ) -> Response {
         var object = JSONObject()
         object.members.append(.init(key: "error", value: .string(message)))
         if let pointer { object.members.append(.init(key: "pointer", value: .string(pointer))) }
         for (key, value) in extra { object.members.append(.init(key: key, value: value)) }
-        return json(.object(object), status: status)
+        return json(.object(object), status: status, headers: headers)
+    }
+
+    /// 503 with `Retry-After`: the database is unreachable now; the request changed nothing.
+    static func unavailable(_ down: StoreUnavailable) -> Response {
+        error(.serviceUnavailable, "\(down); nothing was changed, try again", extra: [("database", .string(down.kind.rawValue))], headers: [.retryAfter: "5"])
     }
 
     static func document(_ request: inout Request) async throws -> JSONDocument {
@@ -353,10 +365,25 @@ struct ErrorShape: RouterMiddleware {
             return response
         } catch let error as HTTPResponseError {
             return GatewayAPI.error(error.status, "\(error)")
+        } catch let down as StoreUnavailable {
+            return GatewayAPI.unavailable(down)
         } catch {
             logger.error("a request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             return GatewayAPI.error(.internalServerError, "the gateway failed: \(error)")
         }
+    }
+}
+
+/// Until the database is open (the port is bound first), every route but `/healthz` answers 503.
+struct OpenGate: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let server: GatewayServer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard server.isOpen || request.uri.path == "/healthz" else {
+            return GatewayAPI.error(.serviceUnavailable, "the gateway is starting", headers: [.retryAfter: "1"])
+        }
+        return try await next(request, context)
     }
 }
 

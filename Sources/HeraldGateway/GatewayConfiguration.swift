@@ -44,8 +44,17 @@ public struct GatewayConfiguration: Sendable {
     public var maximumTokensPerRequest: Int = 1_000_000
     /// Whether this process sends (a process may only serve the API).
     public var runsWorkers: Bool = true
-    /// How long graceful shutdown waits for sends in flight before giving the rest back.
+    /// How long graceful shutdown may take: sends under way end (within ``requestTimeout``) and
+    /// are recorded, the rest is given back; at the end of it the server stops whatever is
+    /// left (another process sends that once its lease runs out).
     public var shutdownGracePeriod: Duration = .seconds(30)
+    /// The longest one database call may take (a submission gets a second more per 20,000
+    /// tokens). Past it the call fails; the API answers 503 with `Retry-After`, the dispatcher
+    /// tries again.
+    public var databaseTimeout: Duration = .seconds(10)
+    /// Makes a new administrator key at start even when the database has keys (shown once as
+    /// ``GatewayServer/generatedAdminKey``): for a database whose first key was never seen.
+    public var makesNewAdminKey: Bool = false
     /// This process's name in claims (default: host name, process id and a random suffix).
     public var workerName: String? = nil
     /// The logger; device tokens in its messages are shortened.
@@ -56,5 +65,39 @@ public struct GatewayConfiguration: Sendable {
     /// A configuration on `database` with the defaults.
     public init(database: Database) {
         self.database = database
+    }
+
+    /// A setting that cannot work, with the setting's name and what it must be.
+    public struct Problem: Error, CustomStringConvertible, Equatable {
+        /// The setting (the property's name).
+        public var setting: String
+        /// What is wrong and what would do.
+        public var message: String
+        /// "setting: message".
+        public var description: String { "\(setting): \(message)" }
+    }
+
+    /// Checks every setting; ``GatewayServer/open(configuration:)`` calls it, so an embedder
+    /// gets the same checks as `herald serve`.
+    ///
+    /// - Throws: ``Problem`` for the first setting that cannot work.
+    public func validate() throws(Problem) {
+        func check(_ condition: Bool, _ setting: String, _ message: String) throws(Problem) {
+            if !condition { throw Problem(setting: setting, message: message) }
+        }
+        try check((0...65_535).contains(port), "port", "\(port) is not a port (0 to 65535)")
+        try check(maximumInFlight >= 1, "maximumInFlight", "at least 1")
+        try check(claimBatch >= 1, "claimBatch", "at least 1")
+        try check(maximumTokensPerRequest >= 1, "maximumTokensPerRequest", "at least 1")
+        let day = Duration.seconds(86_400)
+        for (name, value) in [("requestTimeout", requestTimeout), ("claimLease", claimLease), ("databaseTimeout", databaseTimeout)] {
+            try check(value >= .milliseconds(1) && value <= day, name, "from a millisecond to a day")
+        }
+        try check(
+            claimLease >= requestTimeout + .seconds(1), "claimLease",
+            "\(claimLease.secondsText) must be at least a second longer than requestTimeout (\(requestTimeout.secondsText)): a send starts only with its whole timeout left on its lease")
+        try check(retryWindow > .zero && retryWindow <= .seconds(366 * 86_400), "retryWindow", "above zero, at most a year")
+        try check(shutdownGracePeriod >= .zero && shutdownGracePeriod <= .seconds(3_600), "shutdownGracePeriod", "from zero to an hour")
+        try check(pollInterval > .zero && flushInterval > .zero, "pollInterval", "pollInterval and flushInterval are above zero")
     }
 }

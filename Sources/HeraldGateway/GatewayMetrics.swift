@@ -13,6 +13,11 @@ import Synchronization
 ///   `herald_gateway_in_flight`.
 /// - `herald_gateway_queue_waiting`, `herald_gateway_queue_due`: deliveries waiting, and due now.
 /// - `herald_gateway_webhooks_total{result}` (`sent`, `retry`, `failed`).
+/// - `herald_gateway_database_up` (1 while the database answers, 0 during an outage) and
+///   `herald_gateway_store_errors_total{kind}` (`refused`, `timeout`, `authentication`,
+///   `connection`, `query`).
+/// - `herald_gateway_apns_…`: the APNs client's own (connection attempts and failures, open
+///   connections, requests in flight, retries), summed over the apps.
 final class GatewayMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -23,6 +28,9 @@ final class GatewayMetrics: Sendable {
     let inFlight: CoreMetrics.Gauge
     let queueWaiting: CoreMetrics.Gauge
     let queueDue: CoreMetrics.Gauge
+    let databaseUp: CoreMetrics.Gauge
+    /// For the apps' clients: their instruments land in this registry.
+    var clientFactory: any MetricsFactory { factory }
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -32,6 +40,7 @@ final class GatewayMetrics: Sendable {
         inFlight = CoreMetrics.Gauge(label: "herald_gateway_in_flight", factory: factory)
         queueWaiting = CoreMetrics.Gauge(label: "herald_gateway_queue_waiting", factory: factory)
         queueDue = CoreMetrics.Gauge(label: "herald_gateway_queue_due", factory: factory)
+        databaseUp = CoreMetrics.Gauge(label: "herald_gateway_database_up", factory: factory)
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
@@ -49,6 +58,8 @@ final class GatewayMetrics: Sendable {
     func delivery(_ state: String, reason: String?) {
         counter("herald_gateway_deliveries_total", [("state", state), ("reason", reason ?? "")]).increment()
     }
+
+    func storeError(_ kind: StoreFailureKind) { counter("herald_gateway_store_errors_total", [("kind", kind.rawValue)]).increment() }
 
     func webhook(_ result: String) { counter("herald_gateway_webhooks_total", [("result", result)]).increment() }
 

@@ -9,9 +9,14 @@ import HeraldProtocol
 /// - `Unregistered`, `ExpiredToken` (410) and `BadDeviceToken`: final, and the token is dead
 ///   (later submissions skip it) — Apple's “Handling notification responses from APNs” says not
 ///   to retry them.
-/// - 429, 500 and 503 (after the client's own attempts), a lost connection, a deadline: tried
-///   again after a backoff that doubles from ``initialDelay`` to ``maximumDelay`` with jitter,
-///   until the notification expires; then `expired`.
+/// - 429, 500 and 503 (after the client's own attempts), a deadline: tried again after a
+///   backoff that doubles from ``initialDelay`` to ``maximumDelay`` with jitter, until the
+///   notification expires; then `expired`.
+/// - No connection (APNs refused or dropped it): tried again after ``initialDelay`` with jitter,
+///   without growing. The client's connection breaker paces the connection attempts (one at a
+///   time per endpoint, backing off to 30 seconds) and holds the requests until the endpoint is
+///   back, so when it returns, what waits goes out at once instead of after each delivery's own
+///   backoff (up to five minutes).
 /// - Every other rejection: final (retrying would get the same answer).
 /// - The client shutting down: not an attempt; the delivery is given back to the queue.
 struct GatewayRetryPolicy: Sendable {
@@ -48,7 +53,7 @@ struct GatewayRetryPolicy: Sendable {
         case .deadlineExceeded:
             return retry(reason: "no answer in time", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
         case .connectionFailed:
-            return retry(reason: "connection failed", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
+            return retry(reason: "connection failed", attempts: 1, expiresAt: expiresAt, now: now, random: random)
         case .refusedByLint, .payloadTooLarge:
             return .rejected(status: nil, reason: reason ?? "refused before sending", unregisteredAt: nil, deadToken: false)
         }

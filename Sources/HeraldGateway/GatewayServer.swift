@@ -7,6 +7,14 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
+/// Why a gateway could not start: its port, or its database, in a sentence.
+public struct GatewayStartError: Error, CustomStringConvertible {
+    /// What went wrong, naming the address or the database.
+    public var message: String
+    /// The message.
+    public var description: String { message }
+}
+
 /// A push gateway: a REST API that takes notifications for many devices, queues them durably,
 /// sends them through HeraldClient at APNs' pace, retries what can be retried, marks dead tokens,
 /// and keeps every token's outcome. `herald serve` runs it; it is a swift-service-lifecycle
@@ -18,58 +26,104 @@ import Synchronization
 public final class GatewayServer: Service, Sendable {
     /// The configuration.
     public let configuration: GatewayConfiguration
-    let store: any GatewayStore
     let metrics = GatewayMetrics()
-    let apps: AppDirectory
     /// This process's name in claims.
     public let workerName: String
+    /// The store and the apps' clients, once the database is open.
+    private let core = Mutex<(store: GuardedStore, apps: AppDirectory)?>(nil)
     private let running = Mutex<(api: GatewayAPI.Handle?, dispatcher: Dispatcher?, task: Task<Void, Never>?)>((nil, nil, nil))
     private let accepting = Atomic<Bool>(false)
     private let keyCache = Mutex<[String: (key: StoredKey, until: ContinuousClock.Instant)]>([:])
-    /// The administrator key made at first start, when none was configured (shown once).
-    public let generatedAdminKey: String?
+    private let adminKey = Mutex<String?>(nil)
 
-    private init(configuration: GatewayConfiguration, store: any GatewayStore, workerName: String, generatedAdminKey: String?) {
+    /// The administrator key made at this start (shown once): the database had none, or
+    /// ``GatewayConfiguration/makesNewAdminKey`` asked for one.
+    public var generatedAdminKey: String? { adminKey.withLock { $0 } }
+
+    private init(configuration: GatewayConfiguration, workerName: String) {
         self.configuration = configuration
-        self.store = store
         self.workerName = workerName
-        self.generatedAdminKey = generatedAdminKey
-        apps = AppDirectory(store: store, requestTimeout: configuration.requestTimeout, logger: configuration.logger)
     }
 
-    /// Opens the database (creating and migrating it), and makes sure an administrator key exists.
-    /// Call ``start()`` to listen and send.
+    /// The store (set by ``open(configuration:)`` before any route reaches it).
+    var store: GuardedStore { core.withLock { $0!.store } }
+    var apps: AppDirectory { core.withLock { $0!.apps } }
+    var isOpen: Bool { core.withLock { $0 != nil } }
+
+    /// Checks the configuration, binds the API port, opens the database (creating and migrating
+    /// it), and makes sure an administrator key exists, in that order: a port in use or a
+    /// database that cannot be used fails before anything is created. Until ``start()``, the
+    /// API answers 503. Call ``start()`` to take requests and send.
+    ///
+    /// - Throws: ``GatewayConfiguration/Problem`` for a configuration that cannot work;
+    ///   ``GatewayStartError`` naming the port or the database otherwise.
     public static func open(configuration: GatewayConfiguration) async throws -> GatewayServer {
-        let store: any GatewayStore
-        switch configuration.database {
-        case .sqlite(let path): store = try await SQLiteGatewayStore.open(path: path, logger: configuration.logger)
-        case .postgres(let url): store = try await PostgresGatewayStore.open(url: url, logger: configuration.logger)
-        }
-        let now = Int64((configuration.now().timeIntervalSince1970 * 1000).rounded())
-        var generated: String?
-        do {
-            if let adminKey = configuration.adminKey {
-                if try await store.key(hash: APIKeys.hash(adminKey)) == nil {
-                    try await store.insertKey(APIKeys.stored(secret: adminKey, name: "admin", apps: nil, now: now))
-                }
-            } else if try await store.keys().isEmpty {
-                let (secret, stored) = APIKeys.make(name: "admin", apps: nil, now: now)
-                try await store.insertKey(stored)
-                generated = secret
-            }
-        } catch {
-            await store.close()
-            throw error
-        }
+        try configuration.validate()
         var random = SystemRandomNumberGenerator()
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let name = configuration.workerName ?? "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(String(random.next() % 0xFFFF, radix: 16))"
-        return GatewayServer(configuration: configuration, store: store, workerName: name, generatedAdminKey: generated)
+        let server = GatewayServer(configuration: configuration, workerName: name)
+        let api: GatewayAPI.Handle
+        do {
+            api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, logger: configuration.logger)
+        } catch {
+            throw GatewayStartError(message: "cannot listen on \(configuration.host):\(configuration.port): \(Self.describeBindError(error))")
+        }
+        server.running.withLock { $0.api = api }
+        var opened: GuardedStore?
+        do {
+            let base: any GatewayStore
+            switch configuration.database {
+            case .sqlite(let path): base = try await SQLiteGatewayStore.open(path: path, logger: configuration.logger)
+            case .postgres(let url): base = try await PostgresGatewayStore.open(url: url, logger: configuration.logger)
+            }
+            let store = GuardedStore(base, timeout: configuration.databaseTimeout, metrics: server.metrics, logger: configuration.logger)
+            opened = store
+            let apps = AppDirectory(store: store, requestTimeout: configuration.requestTimeout, logger: configuration.logger, metrics: server.metrics)
+            server.core.withLock { $0 = (store, apps) }
+            try await server.ensureAdminKey(store)
+        } catch {
+            await api.stop()
+            await opened?.close()
+            if error is GatewayStartError { throw error }
+            throw GatewayStartError(message: "cannot use the database: \(opened?.describe(error) ?? "\(error)")")
+        }
+        return server
     }
 
-    /// Listens on the API port and starts sending.
+    /// The configured key if the database lacks it; a new one when the database has no key at
+    /// all, or when a new one was asked for (a database whose first key was never seen).
+    private func ensureAdminKey(_ store: GuardedStore) async throws {
+        let now = nowMilliseconds
+        if let adminKey = configuration.adminKey {
+            if try await store.key(hash: APIKeys.hash(adminKey)) == nil {
+                try await store.insertKey(APIKeys.stored(secret: adminKey, name: "admin", apps: nil, now: now))
+            }
+        }
+        var needsKey = configuration.makesNewAdminKey
+        if !needsKey, configuration.adminKey == nil { needsKey = try await store.keys().isEmpty }
+        if needsKey {
+            let (secret, stored) = APIKeys.make(name: "admin", apps: nil, now: now)
+            try await store.insertKey(stored)
+            adminKey.withLock { $0 = secret }
+            if configuration.makesNewAdminKey {
+                configuration.logger.notice("a new administrator key was made", metadata: ["key": "\(stored.id)"])
+            }
+        }
+    }
+
+    /// "Address already in use", not NIO's description of the system call.
+    static func describeBindError(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.contains("Address already in use") || text.contains("errno: 98") { return "the port is in use (another process listens on it)" }
+        if text.contains("Permission denied") || text.contains("errno: 13") { return "permission denied (ports below 1024 need privileges)" }
+        if text.contains("Cannot assign requested address") || text.contains("errno: 99") { return "no interface has this address" }
+        return text
+    }
+
+    /// Takes requests and starts sending.
     public func start() async throws {
-        let api = try await GatewayAPI(server: self).start(host: configuration.host, port: configuration.port, logger: configuration.logger)
+        guard isOpen else { throw GatewayStartError(message: "the gateway is not open: call GatewayServer.open(configuration:)") }
         var dispatcher: Dispatcher?
         var task: Task<Void, Never>?
         if configuration.runsWorkers {
@@ -77,36 +131,40 @@ public final class GatewayServer: Service, Sendable {
             dispatcher = made
             task = Task { await made.run() }
         }
-        running.withLock { $0 = (api, dispatcher, task) }
+        running.withLock { state in
+            state.dispatcher = dispatcher
+            state.task = task
+        }
         accepting.store(true, ordering: .relaxed)
     }
 
-    /// Graceful: stops taking requests, lets the sends in flight finish and records them, gives
-    /// back what was claimed and not sent, and closes the database.
+    /// Graceful, and bounded by ``GatewayConfiguration/shutdownGracePeriod``: stops taking
+    /// requests and claiming at once, gives back what has not started sending, lets the sends
+    /// under way end (each within the request timeout) and records them, gives back what is
+    /// left so another process can send it at once, and closes the database. Nothing holds it
+    /// past the grace period: a database that does not answer leaves the rest to the leases.
     public func stop() async {
         accepting.store(false, ordering: .relaxed)
         let (api, dispatcher, task) = running.withLock { state in
             defer { state = (nil, nil, nil) }
             return state
         }
-        await api?.stop()
+        let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
         dispatcher?.stop()
+        _ = try? await withDeadline(.seconds(5), "stopping the API") { await api?.stop() }
         if let task {
-            // Sends end within the request timeout; the grace period bounds the wait.
-            let finished = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { await task.value; return true }
-                group.addTask { try? await Task.sleep(for: self.configuration.shutdownGracePeriod); return false }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+            let left = deadline - ContinuousClock.now
+            let finished = (try? await withDeadline(max(left, .milliseconds(1)), "the dispatcher's shutdown") { await task.value }) != nil
             if !finished {
-                // The clients fail what is still in flight as shut down: given back to the queue.
-                await apps.shutdown()
-                await task.value
+                configuration.logger.warning(
+                    "the grace period ended with work unfinished; what this process still holds is sent by another once its lease runs out",
+                    metadata: ["grace": "\(configuration.shutdownGracePeriod.secondsText)"])
+                task.cancel()
             }
         }
-        await apps.shutdown()
+        guard isOpen else { return }
+        let apps = self.apps
+        _ = try? await withDeadline(.seconds(5), "closing the APNs connections") { await apps.shutdown() }
         await store.close()
     }
 
@@ -117,7 +175,7 @@ public final class GatewayServer: Service, Sendable {
         await stop()
     }
 
-    /// The API port (after ``start()``).
+    /// The API port (after ``open(configuration:)``).
     public var port: Int? { running.withLock { $0.api?.port } }
 
     var isAccepting: Bool { accepting.load(ordering: .relaxed) }

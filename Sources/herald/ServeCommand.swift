@@ -21,13 +21,27 @@ struct ServeCommand: AsyncParsableCommand {
             One machine: SQLite.
               herald serve --db gateway.db
             Several processes or machines: one PostgreSQL database for all of them. Workers claim \
-            deliveries with SELECT ... FOR UPDATE SKIP LOCKED; a process that dies loses nothing \
-            (its claims run out after --claim-lease seconds and another process sends them, with \
-            the same apns-id, so a receiver can tell a resend).
+            deliveries with SELECT ... FOR UPDATE SKIP LOCKED, under leases a live process keeps \
+            extending; a process sends a delivery only while its lease outlasts the send, so a \
+            takeover never overlaps a live sender.
               herald serve --postgres postgres://herald:secret@db.internal:5432/herald
 
-            At first start an administrator API key is made and printed once (or set one with \
-            --admin-key-env VAR). With it, register an app and its credentials:
+            Nothing accepted is lost. Duplicates: a process that dies mid-send (SIGKILL, a crash, \
+            power) has its claims taken over once their lease runs out, and those it had sent are \
+            sent again, with the same apns-id so a receiver can tell: at most --in-flight of them \
+            per death. The same holds for outcomes waiting to be recorded when the database stays \
+            unreachable for longer than --claim-lease. Nothing else sends twice.
+
+            The database away: API calls answer 503 with Retry-After (nothing half done), \
+            /readyz answers 503 within two seconds, no new deliveries are sent, what was sent is \
+            recorded once it is back; the log says once that it is unreachable (refused, timeout, \
+            authentication) and once that it is back, with the outage's length. APNs away: one \
+            connection attempt at a time, backing off to 30 seconds; deliveries wait and go out \
+            when it answers again.
+
+            The port is bound and the database checked before anything is created. At first start \
+            an administrator API key is made and printed once (or set one with --admin-key-env \
+            VAR; --new-admin-key makes another if the first was lost). With it, register an app and its credentials:
               curl -H "Authorization: Bearer $KEY" -d @app.json http://127.0.0.1:8080/v1/apps
             where app.json is {"bundleId": "com.example.app", "environment": "production", \
             "token": {"key": "<the .p8 file's text>", "keyId": "ABC123DEFG", "teamId": \
@@ -41,10 +55,13 @@ struct ServeCommand: AsyncParsableCommand {
 
             Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
             send rate, outcomes by reason, retries, latency), /v1/openapi.json for the API. \
-            SIGTERM or SIGINT stops gracefully: the API stops taking requests, sends in flight \
-            finish and are recorded, and what was claimed and not sent is given back.
+            SIGTERM or SIGINT stops gracefully, within --grace seconds: the API and the claims stop \
+            at once, what has not started sending is given back (another process may send it at \
+            once), sends under way end and are recorded; whatever is left at the end of the grace \
+            period is left to the leases.
 
-            Exit status: 0 stopped normally, 2 bad arguments or a database that cannot be used.
+            Exit status: 0 stopped normally, 2 bad arguments, a port in use or a database that \
+            cannot be used.
             """
     )
 
@@ -75,8 +92,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("retry-window"), help: ArgumentHelp("Hours a notification without an expiration is retried (default 24).", valueName: "HOURS"))
     var retryWindow: Double = 24
 
+    @Option(help: ArgumentHelp("Seconds SIGTERM may take to stop: sends under way end and are recorded, the rest given back (default 30).", valueName: "SECONDS"))
+    var grace: Double = 30
+
     @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")
     var apiOnly = false
+
+    @Flag(name: .customLong("new-admin-key"), help: "Make a new administrator key and print it once (when the first was lost); other keys stay.")
+    var newAdminKey = false
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (default info).", valueName: "LEVEL"))
     var log: String = "info"
@@ -90,9 +113,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0.001...86_400).contains(requestTimeout), (0.001...86_400).contains(claimLease) else {
             throw ValidationError("--request-timeout and --claim-lease are seconds from 0.001 to 86400 (a day)")
         }
-        guard claimLease > requestTimeout else {
-            throw ValidationError("--claim-lease (\(claimLease) s) must be longer than --request-timeout (\(requestTimeout) s), or claims run out mid-send")
+        guard claimLease >= requestTimeout + 1 else {
+            throw ValidationError("--claim-lease (\(claimLease) s) must be at least a second longer than --request-timeout (\(requestTimeout) s): a send starts only with its whole timeout left on its lease")
         }
+        guard (0...3_600).contains(grace) else { throw ValidationError("--grace is seconds from 0 to 3600") }
         guard retryWindow > 0, retryWindow <= 8_760 else { throw ValidationError("--retry-window is a number of hours above 0, at most 8760 (a year)") }
         guard Logger.Level(rawValue: log) != nil else { throw ValidationError("--log is trace, debug, info, notice, warning or error") }
     }
@@ -107,6 +131,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         configuration.retryWindow = .milliseconds(Int64(retryWindow * 3_600_000))
         configuration.runsWorkers = !apiOnly
+        configuration.shutdownGracePeriod = .milliseconds(Int64(grace * 1000))
+        configuration.makesNewAdminKey = newAdminKey
         var logger = Logger(label: "herald.gateway")
         logger.logLevel = Logger.Level(rawValue: log) ?? .info
         configuration.logger = logger
@@ -120,8 +146,10 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             server = try await GatewayServer.open(configuration: configuration)
             try await server.start()
+        } catch let problem as GatewayConfiguration.Problem {
+            throw UsageError(message: "\(problem)")
         } catch {
-            throw UsageError(message: "cannot start the gateway: \(error)")
+            throw UsageError(message: "cannot start the gateway: \(error)\(Self.hint(for: error, port: port))")
         }
         let database = db.map { "SQLite \($0)" } ?? "PostgreSQL \(Self.redacted(postgres!))"
         var lines = [
@@ -131,7 +159,7 @@ struct ServeCommand: AsyncParsableCommand {
         ]
         if let key = server.generatedAdminKey {
             lines.append("  admin key  \(key)")
-            lines.append("             (shown once: keep it; make scoped keys with POST /v1/keys)")
+            lines.append("             (shown once: keep it; make scoped keys with POST /v1/keys; lost: --new-admin-key)")
         }
         print(lines.joined(separator: "\n"))
         fflush(nil)
@@ -139,6 +167,11 @@ struct ServeCommand: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(services: [StopOnShutdown(server: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         print("herald serve: stopped")
+    }
+
+    /// What to do about a port in use.
+    static func hint(for error: any Error, port: Int) -> String {
+        "\(error)".contains("port is in use") ? " (--port \(port); --port 0 picks a free one)" : ""
     }
 
     static func redacted(_ url: String) -> String {

@@ -9,7 +9,7 @@ import Testing
 /// The gateway's API against the mock as APNs: submissions, outcomes, idempotency, the door,
 /// dead tokens, retries, audiences, keys, apps.
 @Suite(.serialized) struct GatewayAPITests {
-    @Test(arguments: GatewayHarness.Backend.allCases)
+    @Test(arguments: GatewayHarness.Backend.available)
     func everyTokenGetsAnOutcomeThatAgreesWithAPNs(_ backend: GatewayHarness.Backend) async throws {
         let harness = try await GatewayHarness.start(backend)
         defer { Task { await harness.stop() } }
@@ -50,24 +50,30 @@ import Testing
     /// Sends that wait longer than the lease (here for the app's rate limit: 60 tokens at 20 a
     /// second, under a 1.5-second lease) stay with the live process that holds them: its leases
     /// are extended, nothing is taken over, and the mock sees each apns-id once.
+    /// A live process keeps its claims however long its sends wait for the app's rate: 80
+    /// sends at 20 a second take four seconds, past the 2.5-second lease, and none is claimed
+    /// twice or sent twice. (It failed now and then on a loaded machine: an extension that came
+    /// late let the same process claim its own rows again and send them a second time. A
+    /// process now never takes over its own claims, and sends only while its lease outlasts
+    /// the send.)
     @Test func aLiveProcessKeepsItsClaimsPastTheLease() async throws {
         let harness = try await GatewayHarness.start(gateway: {
-            $0.claimLease = .milliseconds(1_500)
+            $0.claimLease = .milliseconds(2_500)
             $0.requestTimeout = .seconds(1)
         })
         defer { Task { await harness.stop() } }
         try await harness.registerApp(extra: #","rateLimit":20"#)
-        let tokens = GatewayHarness.tokens(60, salt: 11)
+        let tokens = GatewayHarness.tokens(80, salt: 11)
         let started = ContinuousClock.now
         let summary = try await harness.waitUntilDone(try await harness.submit(tokens: tokens))
-        #expect(ContinuousClock.now - started > .seconds(2), "the rate limit held the sends past the lease")
-        #expect(summary.root["counts"]?["accepted"]?.int64Value == 60)
+        #expect(ContinuousClock.now - started > .milliseconds(2_500), "the rate limit held the sends past the lease")
+        #expect(summary.root["counts"]?["accepted"]?.int64Value == 80)
         var query = NotificationQuery()
         query.limit = 1_000
         let ids = harness.mock.notifications(query).compactMap(\.apnsID)
-        #expect(ids.count == 60 && Set(ids).count == 60, "\(ids.count) sent for 60 tokens")
+        #expect(ids.count == 80 && Set(ids).count == 80, "\(ids.count) sent for 80 tokens")
         let attempts = try await harness.deliveries(summary.root["id"]?.stringValue ?? "").compactMap { $0["attempts"]?.int64Value }
-        #expect(attempts == Array(repeating: 1, count: 60), "no delivery was claimed twice")
+        #expect(attempts == Array(repeating: 1, count: 80), "no delivery was claimed twice")
     }
 
     @Test func resubmittingWithTheSameIdempotencyKeyIsANoOp() async throws {

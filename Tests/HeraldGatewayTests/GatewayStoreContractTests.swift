@@ -8,10 +8,7 @@ import Testing
 /// The gateway store's one contract, held against SQLite and PostgreSQL alike: what a
 /// submission stores, idempotency, claims and their leases, outcomes, dead tokens, webhooks.
 @Suite(.serialized) struct GatewayStoreContractTests {
-    enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case sqlite, postgres
-        var testDescription: String { rawValue }
-    }
+    typealias Backend = GatewayHarness.Backend
 
     /// A store on a new database, and what keeps it alive.
     final class Opened: @unchecked Sendable {
@@ -51,7 +48,7 @@ import Testing
         return nil
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func appsAndKeys(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
@@ -78,7 +75,7 @@ import Testing
         #expect(try await !store.deleteApp(id: "a"))
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func devicesTagsAndAudiences(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
@@ -98,7 +95,7 @@ import Testing
         #expect(try await store.audience(app: "a", tag: "beta") == [tokens[1], tokens[2]])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func submissionsAreIdempotentAndSkipDeadTokens(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
@@ -107,7 +104,7 @@ import Testing
         // A token APNs called dead before: stored, and skipped with its reason and time.
         let dead = ClaimedDelivery(id: 0, job: "x", app: "app", token: tokens[7], apnsID: "x", attempts: 1)
         _ = try await store.submit(Self.job("old", tokens: [tokens[7]]))
-        let claimed = try await store.claim(worker: "w", limit: 10, now: 1_000, leaseUntil: 2_000)
+        let claimed = try await store.claim(worker: "w", limit: 10, now: 1_000, leaseUntil: 2_000, takeOver: true)
         try await store.record(
             [DeliveryOutcome(delivery: claimed[0], result: .rejected(status: 410, reason: "Unregistered", unregisteredAt: 777, deadToken: true))],
             worker: "w", now: 1_001)
@@ -137,27 +134,32 @@ import Testing
         #expect(try await store.job(app: "other-app", id: "j1") == nil, "a job is looked up within its app")
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func claimsAreLeasesAndOutcomesNeedTheLease(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
         defer { Task { await store.close() } }
         _ = try await store.submit(Self.job("j", tokens: Self.tokens(10), now: 1_000))
-        #expect(try await store.claim(worker: "a", limit: 10, now: 999, leaseUntil: 5_000).isEmpty, "not due yet")
-        let first = try await store.claim(worker: "a", limit: 4, now: 1_000, leaseUntil: 5_000)
+        #expect(try await store.claim(worker: "a", limit: 10, now: 999, leaseUntil: 5_000, takeOver: true).isEmpty, "not due yet")
+        let first = try await store.claim(worker: "a", limit: 4, now: 1_000, leaseUntil: 5_000, takeOver: true)
         #expect(first.count == 4 && first.allSatisfy { $0.attempts == 1 && $0.job == "j" })
-        let second = try await store.claim(worker: "b", limit: 10, now: 1_000, leaseUntil: 20_000)
+        let second = try await store.claim(worker: "b", limit: 10, now: 1_000, leaseUntil: 20_000, takeOver: true)
         #expect(second.count == 6 && Set(first.map(\.id)).isDisjoint(with: second.map(\.id)), "claimed rows are not claimed again")
-        #expect(try await store.claim(worker: "c", limit: 10, now: 4_999, leaseUntil: 9_000).isEmpty)
+        #expect(try await store.claim(worker: "c", limit: 10, now: 4_999, leaseUntil: 9_000, takeOver: true).isEmpty)
         #expect(try await store.queueDepth(now: 4_999) == (waiting: 10, due: 0))
-        // b, alive, extends its leases; a, silent, does not.
-        #expect(try await store.extendLeases(worker: "b", until: 30_000, now: 4_999) == 6)
-        #expect(try await store.extendLeases(worker: "nobody", until: 30_000, now: 4_999) == 0)
-        #expect(try await store.claim(worker: "c", limit: 10, now: 20_000, leaseUntil: 20_001).count == 4, "only a's ran out by then")
+        // b, alive, extends its leases (the ids it holds); a, silent, does not.
+        #expect(try await store.extendLeases(worker: "b", ids: second.map(\.id), until: 30_000, now: 4_999) == Set(second.map(\.id)))
+        #expect(try await store.extendLeases(worker: "nobody", ids: second.map(\.id), until: 30_000, now: 4_999).isEmpty, "only the holder extends")
+        #expect(try await store.extendLeases(worker: "b", ids: first.map(\.id), until: 30_000, now: 4_999).isEmpty, "only what it holds")
+        #expect(try await store.claim(worker: "c", limit: 10, now: 20_000, leaseUntil: 20_001, takeOver: false).isEmpty,
+                "after an outage, expired claims are left to their holder")
+        #expect(try await store.claim(worker: "a", limit: 10, now: 20_000, leaseUntil: 20_001, takeOver: true).isEmpty,
+                "a worker never takes over its own claims")
+        #expect(try await store.claim(worker: "c", limit: 10, now: 20_000, leaseUntil: 20_001, takeOver: true).count == 4, "only a's ran out by then")
         try await store.release(worker: "c", ids: first.map(\.id), now: 4_999)
 
         // a's lease runs out: c takes a's four over (a second attempt each).
-        let taken = try await store.claim(worker: "c", limit: 10, now: 5_000, leaseUntil: 9_000)
+        let taken = try await store.claim(worker: "c", limit: 10, now: 5_000, leaseUntil: 9_000, takeOver: true)
         #expect(Set(taken.map(\.id)) == Set(first.map(\.id)) && taken.allSatisfy { $0.attempts == 2 })
         // a answers late: its outcome is not recorded, c's is.
         try await store.record(first.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "a", now: 5_001)
@@ -176,17 +178,17 @@ import Testing
         try await store.release(worker: "b", ids: [second[3].id], now: 5_004)
         let counts = try #require(try await store.job(app: "app", id: "j")).counts
         #expect(counts[.accepted] == 6 && counts[.expired] == 1 && counts[.rejected] == 1 && counts[.queued] == 2)
-        let released = try #require(try await store.claim(worker: "d", limit: 10, now: 5_004, leaseUntil: 9_000).first)
+        let released = try #require(try await store.claim(worker: "d", limit: 10, now: 5_004, leaseUntil: 9_000, takeOver: true).first)
         #expect(released.id == second[3].id && released.attempts == 1, "given back untried: its attempt does not count")
-        #expect(try await store.claim(worker: "d", limit: 10, now: 7_999, leaseUntil: 9_000).isEmpty)
-        let retried = try await store.claim(worker: "d", limit: 10, now: 8_000, leaseUntil: 9_000)
+        #expect(try await store.claim(worker: "d", limit: 10, now: 7_999, leaseUntil: 9_000, takeOver: true).isEmpty)
+        let retried = try await store.claim(worker: "d", limit: 10, now: 8_000, leaseUntil: 9_000, takeOver: true)
         #expect(retried.map(\.id) == [second[0].id] && retried[0].attempts == 2)
         let rows = try await store.deliveries(job: "j", state: nil, after: nil, limit: 100)
         #expect(rows.first { $0.id == second[2].id }?.reason == "BadTopic")
         #expect(rows.first { $0.id == second[1].id }?.state == .expired)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deadTokensAndWebhooks(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
@@ -194,7 +196,7 @@ import Testing
         let tokens = Self.tokens(3)
         try await store.upsertDevices(app: "app", tokens: tokens.map { try DeviceToken(hex: $0) }, tags: ["all"], now: 1)
         _ = try await store.submit(Self.job("j", tokens: tokens))
-        let claimed = try await store.claim(worker: "w", limit: 3, now: 1_000, leaseUntil: 9_000)
+        let claimed = try await store.claim(worker: "w", limit: 3, now: 1_000, leaseUntil: 9_000, takeOver: true)
         try await store.record([
             DeliveryOutcome(delivery: claimed[0], result: .rejected(status: 410, reason: "Unregistered", unregisteredAt: 123_456, deadToken: true), webhooks: [#"{"type":"token.dead"}"#]),
             DeliveryOutcome(delivery: claimed[1], result: .rejected(status: 400, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true)),
@@ -219,7 +221,7 @@ import Testing
         #expect(try await store.claimWebhooks(worker: "v", limit: 10, now: 99_999, leaseUntil: 999_999).isEmpty, "failed for good")
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func concurrentWorkersNeverShareARow(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
         let store = opened.store
@@ -230,7 +232,7 @@ import Testing
                 group.addTask {
                     var ids: [Int64] = []
                     while true {
-                        let batch = try await store.claim(worker: "w\(worker)", limit: 37, now: 1_000, leaseUntil: 100_000)
+                        let batch = try await store.claim(worker: "w\(worker)", limit: 37, now: 1_000, leaseUntil: 100_000, takeOver: true)
                         if batch.isEmpty { return ids }
                         ids += batch.map(\.id)
                     }

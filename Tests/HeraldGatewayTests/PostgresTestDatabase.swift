@@ -6,15 +6,23 @@ import Testing
 /// (a role that may create databases) and dropped afterwards. `.ci/run` starts Debian's
 /// PostgreSQL and sets the variable; without it the test is skipped (failed under CI=true).
 final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
+    static let notConfigured =
+        "PostgreSQL is not configured: install Debian's postgresql and set HERALD_TEST_POSTGRES_URL=postgres://user:password@127.0.0.1:5432/db (.ci/run does)"
+
+    /// Whether tests on PostgreSQL run here: it is configured, or this is CI (where a missing
+    /// server is a failure, not a skip).
+    static var isAvailable: Bool {
+        !(ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"] ?? "").isEmpty || ExternalTools.isCI
+    }
+
     let url: String
     private let admin: String
     private let name: String
 
     init() throws {
         guard let admin = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"], !admin.isEmpty else {
-            let message = "PostgreSQL is not configured: install Debian's postgresql and set HERALD_TEST_POSTGRES_URL=postgres://user:password@127.0.0.1:5432/db (.ci/run does)"
-            if ExternalTools.isCI { throw ExternalTools.Failure(description: message) }
-            try Test.cancel(Comment(rawValue: "skipped: " + message))
+            if ExternalTools.isCI { throw ExternalTools.Failure(description: Self.notConfigured) }
+            try Test.cancel(Comment(rawValue: "skipped: " + Self.notConfigured))
         }
         _ = try ExternalTools.require("psql", package: "postgresql-client")
         self.admin = admin
@@ -29,7 +37,7 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
     }
 
     deinit {
-        try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        _ = try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
     /// Runs SQL on the database (through psql), returning its unaligned output.
@@ -47,5 +55,15 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
             throw ExternalTools.Failure(description: "psql: \(result.stderr)")
         }
         return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Where PostgreSQL is not configured, its cases of the parameterized suites do not run; this
+/// says so as a skipped test (a case that cancelled itself was reported as passed).
+@Suite struct PostgresAvailabilityTests {
+    @Test("PostgreSQL is reachable for the gateway's tests", .enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
+    func postgresIsReachable() throws {
+        let database = try PostgresTestDatabase()
+        #expect(try database.query("SELECT 40 + 2") == "42")
     }
 }

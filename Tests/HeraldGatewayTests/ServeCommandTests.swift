@@ -52,7 +52,7 @@ import Testing
         (["serve", "--db", "a.db", "--postgres", "postgres://x@127.0.0.1/x"], "give one database"),
         (["serve", "--db", "a.db", "--port", "70000"], "is not a port"),
         (["serve", "--db", "a.db", "--in-flight", "0"], "--in-flight"),
-        (["serve", "--db", "a.db", "--claim-lease", "10", "--request-timeout", "30"], "must be longer than --request-timeout"),
+        (["serve", "--db", "a.db", "--claim-lease", "10", "--request-timeout", "30"], "must be at least a second longer than --request-timeout"),
         (["serve", "--db", "a.db", "--log", "loud"], "--log"),
         // Numbers that parse but overflow as milliseconds.
         (["serve", "--db", "a.db", "--retry-window", "1e300"], "at most 8760"),

@@ -52,15 +52,28 @@ public enum ExternalTools {
         try Test.cancel(Comment(rawValue: "skipped: " + message))
     }
 
+    /// `executable` and `arguments` run under `setpriv --pdeathsig KILL` (util-linux) when the
+    /// machine has it: the child is killed when the thread that started it ends, so a test
+    /// process that dies (a crash, a kill, a timeout) leaves no server behind. The starting
+    /// thread must live as long as the child: ``execute(_:_:stdin:environment:timeout:)``
+    /// waits on it, ``RunningProgram`` starts its child from a thread of its own.
+    public static func tethered(_ executable: String, _ arguments: [String]) -> (executable: String, arguments: [String]) {
+        guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return (executable, arguments)
+        }
+        return (setpriv, ["--pdeathsig", "KILL", "--", executable] + arguments)
+    }
+
     /// Runs a program to completion, feeding `stdin` and draining both outputs concurrently (so
-    /// a large output cannot block it), and kills it after `timeout`.
+    /// a large output cannot block it), and kills it after `timeout` (or when this process dies).
     public static func execute(
         _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
         timeout: Duration = defaultTimeout
     ) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let (command, commandArguments) = tethered(executable, arguments)
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = commandArguments
         if let environment { process.environment = environment }
         let output = Pipe(), errors = Pipe(), input = Pipe()
         process.standardOutput = output

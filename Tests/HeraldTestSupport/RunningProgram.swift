@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// A long-running program a test starts (a server command), with its standard output and error
-/// collected as they come by a thread of its own, and stopped with SIGTERM.
+/// collected as they come by a thread of its own, and stopped with SIGTERM. It dies with the
+/// test process (``ExternalTools/tethered(_:_:)``).
 ///
 /// Waiting never blocks one of Swift's few cooperative threads (on a two-core machine, two
 /// blocked threads would stall every other test's tasks), and every wait has a deadline even
@@ -17,15 +18,34 @@ public final class RunningProgram: @unchecked Sendable {  // `process` is used b
 
     /// Starts `executable`; `environment` adds to (or replaces) variables of this process's.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let (command, commandArguments) = ExternalTools.tethered(executable, arguments)
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = commandArguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        // Started from a thread that lives as long as the child: the parent-death signal is
+        // tied to the thread that started it, and a pool thread may end while the child runs.
+        final class Start: @unchecked Sendable {  // written by the thread before the signal, read after
+            var failure: (any Error)?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let start = Start()
+        let process = self.process
+        Thread {
+            do {
+                try process.run()
+            } catch {
+                start.failure = error
+            }
+            start.done.signal()
+            if start.failure == nil { process.waitUntilExit() }
+        }.start()
+        start.done.wait()
+        if let failure = start.failure { throw failure }
         let handle = pipe.fileHandleForReading
         let collected = self.collected
         Thread {

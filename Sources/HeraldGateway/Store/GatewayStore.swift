@@ -51,17 +51,20 @@ protocol GatewayStore: Sendable {
 
     // MARK: Dispatch
 
-    /// Claims up to `limit` deliveries that are due (queued and due, or claimed by a worker whose
-    /// lease ran out) for `worker` until `leaseUntil`, skipping rows other workers hold.
-    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [ClaimedDelivery]
+    /// Claims up to `limit` deliveries that are due for `worker` until `leaseUntil`: queued and
+    /// due, and (with `takeOver`) claimed by another worker whose lease ran out. Rows other
+    /// workers hold are skipped; a worker never takes over its own claims (it holds them, or
+    /// gives them back).
+    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery]
     /// Records outcomes of deliveries `worker` holds (in one transaction): final states, new due
     /// times for retries, dead devices, webhook events. Rows no longer held by `worker` (its
     /// lease ran out and another took them) are left alone.
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws
-    /// Extends the lease on every delivery `worker` holds to `until` (a live process keeps what
-    /// it holds, however long the sends wait for the app's rate); returns how many.
-    @discardableResult
-    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int
+    /// Extends to `until` the lease on the deliveries `ids` that `worker` still holds (a live
+    /// process keeps what it holds, however long the sends wait for the app's rate, even when
+    /// the lease ran out while the database was unreachable, unless another worker took them
+    /// over meanwhile); returns the ids extended. Those missing are no longer this worker's.
+    func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64>
     /// Gives back deliveries `worker` holds and did not send (graceful shutdown).
     func release(worker: String, ids: [Int64], now: Int64) async throws
     /// How many deliveries wait (queued or claimed), and how many of them are due.
@@ -74,6 +77,18 @@ protocol GatewayStore: Sendable {
     /// Marks a webhook event sent, or due again at `retryAt`, or failed for good (`retryAt` nil
     /// and `failed`).
     func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws
+
+    /// Answers when the database does (a trivial statement; for PostgreSQL, a new connection
+    /// first, so that a server that is back is seen at once).
+    func ping() async throws
+    /// Drops the connections and starts afresh (PostgreSQL's pool otherwise backs off for up to
+    /// a minute after an outage before it connects again).
+    func reconnect() async
+    /// What kind of failure `error` is: an outage (refused, connection, authentication) or a
+    /// statement that failed.
+    func classify(_ error: any Error) -> StoreFailureKind
+    /// `error` in one line, for the log (the server's message when it sent one).
+    func describe(_ error: any Error) -> String
 
     /// Releases the connection(s).
     func close() async
@@ -137,8 +152,6 @@ enum SubmitResult: Sendable {
 
 enum DeliveryState: String, Sendable, CaseIterable {
     case queued, claimed, accepted, rejected, expired, skipped
-
-    var isFinal: Bool { self != .queued && self != .claimed }
 }
 
 struct JobSummary: Sendable, Equatable {

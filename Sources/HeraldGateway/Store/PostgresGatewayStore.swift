@@ -3,22 +3,35 @@ import HeraldProtocol
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The gateway's store in PostgreSQL (`herald serve --postgres URL`): any number of gateway
 /// processes on any number of machines share it. Workers claim deliveries with
 /// `SELECT … FOR UPDATE SKIP LOCKED`, so two never hold the same row; a claim is a lease, and a
 /// killed process's claims are taken over by the others when it ends.
 final class PostgresGatewayStore: GatewayStore {
-    private let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// The pool in use and the task running it; replaced by ``reconnect()``.
+    private let pool: Mutex<(client: PostgresClient, runner: Task<Void, Never>)>
+    private let settings: Settings
+    private let poolConfiguration: PostgresClient.Configuration
     private let logger: Logger
+    private let backgroundLogger: Logger
     let description: String
 
-    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, description: String) {
-        self.client = client
-        self.runner = runner
+    private var client: PostgresClient { pool.withLock { $0.client } }
+
+    private init(settings: Settings, configuration: PostgresClient.Configuration, logger: Logger, backgroundLogger: Logger, description: String) {
+        self.settings = settings
+        poolConfiguration = configuration
         self.logger = logger
+        self.backgroundLogger = backgroundLogger
         self.description = description
+        pool = Mutex(Self.startPool(configuration, logger: backgroundLogger))
+    }
+
+    private static func startPool(_ configuration: PostgresClient.Configuration, logger: Logger) -> (client: PostgresClient, runner: Task<Void, Never>) {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return (client, Task { await client.run() })
     }
 
     /// Connects with a `postgres://user:password@host:port/database` URL (`?sslmode=disable`,
@@ -35,14 +48,12 @@ final class PostgresGatewayStore: GatewayStore {
         // log; failures reach the caller as errors.
         var background = logger
         background.logLevel = .error
-        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
-        let runner = Task { await client.run() }
-        let store = PostgresGatewayStore(client: client, runner: runner, logger: logger, description: redacted(url))
+        let store = PostgresGatewayStore(settings: settings, configuration: configuration, logger: logger, backgroundLogger: background, description: redacted(url))
         do {
             try await store.migrate()
         } catch {
-            runner.cancel()
-            throw GatewayStoreError(message: "cannot use the database \(redacted(url)): \(String(reflecting: error))")
+            await store.close()
+            throw GatewayStoreError(message: "cannot use the database \(redacted(url)): \(store.describe(error))")
         }
         return store
     }
@@ -55,10 +66,10 @@ final class PostgresGatewayStore: GatewayStore {
         return copy.string ?? url
     }
 
-    /// Connects once (within 10 seconds) and disconnects; throws what went wrong.
-    static func probe(_ settings: Settings, url: String, logger: Logger) async throws {
+    /// Connects once (within `timeout`) and disconnects; throws what went wrong.
+    static func probe(_ settings: Settings, url: String, logger: Logger, timeout: Duration = .seconds(10)) async throws {
         var connection = try settings.connection()
-        connection.options.connectTimeout = .seconds(10)
+        connection.options.connectTimeout = .milliseconds(timeout.milliseconds)
         var quiet = logger
         quiet.logLevel = .critical
         do {
@@ -72,6 +83,9 @@ final class PostgresGatewayStore: GatewayStore {
 
     /// What a connection failure means, in a line (the server's message when it sent one).
     static func describe(_ error: PSQLError) -> String {
+        if let state = error.serverInfo?[.sqlState], let message = error.serverInfo?[.message] {
+            return "\(message) (SQLSTATE \(state))"
+        }
         if let message = error.serverInfo?[.message] {
             return message
         }
@@ -341,13 +355,14 @@ final class PostgresGatewayStore: GatewayStore {
 
     // MARK: Dispatch
 
-    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [ClaimedDelivery] {
+    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
         try await rows(
             """
             UPDATE deliveries d SET
                 reclaimed_from = CASE WHEN d.state = 'claimed' THEN d.claimed_by ELSE d.reclaimed_from END,
                 state = 'claimed', claimed_by = \(worker), due_at = \(leaseUntil), attempts = d.attempts + 1, updated_at = \(now)
-            FROM (SELECT id FROM deliveries WHERE state IN ('queued', 'claimed') AND due_at <= \(now)
+            FROM (SELECT id FROM deliveries
+                  WHERE state IN ('queued', 'claimed') AND due_at <= \(now) AND (state = 'queued' OR (\(takeOver) AND state = 'claimed' AND claimed_by <> \(worker)))
                   ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED) c
             WHERE d.id = c.id
             RETURNING d.id, d.job_id, d.app_id, d.token, d.apns_id, d.attempts
@@ -402,9 +417,11 @@ final class PostgresGatewayStore: GatewayStore {
         }
     }
 
-    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int {
-        try await rows(
-            "UPDATE deliveries SET due_at = \(until) WHERE state = 'claimed' AND claimed_by = \(worker) AND due_at > \(now) RETURNING id").count
+    func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return Set(try await rows(
+            "UPDATE deliveries SET due_at = \(until) WHERE state = 'claimed' AND claimed_by = \(worker) AND id = ANY(\(ids)) RETURNING id"
+        ).map { try $0["id"].decode(Int64.self) })
     }
 
     func release(worker: String, ids: [Int64], now: Int64) async throws {
@@ -447,7 +464,63 @@ final class PostgresGatewayStore: GatewayStore {
             "UPDATE webhook_events SET state = \(state), due_at = \(retryAt ?? now), last_error = \(error), claimed_by = NULL, sent_at = \(sentAt) WHERE id = \(id)")
     }
 
+    // MARK: Health
+
+    /// A new connection first (refused or not answering: an error within two seconds, whatever
+    /// the pool is doing), then a statement through the pool; a pool still backing off from
+    /// the outage is replaced.
+    func ping() async throws {
+        try await Self.probe(settings, url: description, logger: logger, timeout: .seconds(2))
+        do {
+            try await withDeadline(.seconds(1), "a statement through the pool") { [client, logger] in
+                _ = try await client.query("SELECT 1", logger: logger).collect()
+            }
+        } catch {
+            await reconnect()
+            _ = try await client.query("SELECT 1", logger: logger).collect()
+        }
+    }
+
+    func reconnect() async {
+        let old = pool.withLock { pool in
+            defer { pool = Self.startPool(poolConfiguration, logger: backgroundLogger) }
+            return pool.runner
+        }
+        // Its requests fail now; nobody waits for its connections to close.
+        old.cancel()
+    }
+
+    func classify(_ error: any Error) -> StoreFailureKind {
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (its circuit breaker, a request it dropped) mean no connection.
+            return String(reflecting: type(of: error)).contains("ConnectionPool") ? .connection : .query
+        }
+        if let state = error.serverInfo?[.sqlState] {
+            if state.hasPrefix("28") { return .authentication }
+            // Connection exceptions, the server shutting down or starting, too many connections.
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" { return .connection }
+            return .query
+        }
+        switch error.code {
+        case .connectionError:
+            return "\(error.underlying.map { "\($0)" } ?? "")".lowercased().contains("refused") ? .refused : .connection
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
+            return .connection
+        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+            return .authentication
+        default:
+            return .query
+        }
+    }
+
+    func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError { return Self.describe(error) }
+        if let error = error as? GatewayStoreError { return error.message }
+        return String(reflecting: error)
+    }
+
     func close() async {
+        let runner = pool.withLock { $0.runner }
         runner.cancel()
         _ = await runner.value
     }

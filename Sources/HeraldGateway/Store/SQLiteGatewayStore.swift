@@ -304,16 +304,18 @@ final class SQLiteGatewayStore: GatewayStore {
 
     // MARK: Dispatch
 
-    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [ClaimedDelivery] {
+    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
         try await query(
             """
             UPDATE deliveries SET
                 reclaimed_from = CASE WHEN state = 'claimed' THEN claimed_by ELSE reclaimed_from END,
                 state = 'claimed', claimed_by = ?, due_at = ?, attempts = attempts + 1, updated_at = ?
-            WHERE id IN (SELECT id FROM deliveries WHERE state IN ('queued', 'claimed') AND due_at <= ? ORDER BY due_at, id LIMIT ?)
+            WHERE id IN (SELECT id FROM deliveries
+                         WHERE state IN ('queued', 'claimed') AND due_at <= ? AND (state = 'queued' OR (? AND state = 'claimed' AND claimed_by <> ?))
+                         ORDER BY due_at, id LIMIT ?)
             RETURNING id, job_id, app_id, token, apns_id, attempts
             """,
-            [.text(worker), .integer(Int(leaseUntil)), .integer(Int(now)), .integer(Int(now)), .integer(limit)]
+            [.text(worker), .integer(Int(leaseUntil)), .integer(Int(now)), .integer(Int(now)), .integer(takeOver ? 1 : 0), .text(worker), .integer(limit)]
         ).map(Self.claimed(from:)).sorted { $0.id < $1.id }
     }
 
@@ -377,10 +379,19 @@ final class SQLiteGatewayStore: GatewayStore {
         }
     }
 
-    func extendLeases(worker: String, until: Int64, now: Int64) async throws -> Int {
-        try await query(
-            "UPDATE deliveries SET due_at = ? WHERE state = 'claimed' AND claimed_by = ? AND due_at > ? RETURNING id",
-            [.integer(Int(until)), .text(worker), .integer(Int(now))]).count
+    func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return try await transaction { connection in
+            var extended = Set<Int64>()
+            for chunk in ids.chunked(1_000) {
+                let rows = try await connection.query(
+                    "UPDATE deliveries SET due_at = ? WHERE state = 'claimed' AND claimed_by = ? AND id IN ("
+                        + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") RETURNING id",
+                    [.integer(Int(until)), .text(worker)] + chunk.map { .integer(Int($0)) })
+                for row in rows { if let id = row.column("id")?.integer { extended.insert(Int64(id)) } }
+            }
+            return extended
+        }
     }
 
     func release(worker: String, ids: [Int64], now: Int64) async throws {
@@ -426,6 +437,19 @@ final class SQLiteGatewayStore: GatewayStore {
             "UPDATE webhook_events SET state = ?, due_at = ?, last_error = ?, claimed_by = NULL, sent_at = ? WHERE id = ?",
             [.text(state), .integer(Int(retryAt ?? now)), error.map { .text($0) } ?? .null, sent ? .integer(Int(now)) : .null, .integer(Int(id))])
     }
+
+    func ping() async throws {
+        try await query("SELECT 1")
+    }
+
+    /// One file, one connection: nothing to start afresh.
+    func reconnect() async {}
+
+    /// SQLite is a file in this process: a failed statement is never an outage (a call that
+    /// takes too long is, and the deadline says so).
+    func classify(_ error: any Error) -> StoreFailureKind { .query }
+
+    func describe(_ error: any Error) -> String { "\(error)" }
 
     func close() async {
         try? await connection.close()

@@ -1,0 +1,238 @@
+import HeraldProtocol
+import Logging
+import Synchronization
+
+/// How a database call failed, as an operator reads it (`herald_gateway_store_errors_total{kind}`).
+enum StoreFailureKind: String, Sendable, CaseIterable {
+    /// The server refused the connection (not running, wrong port).
+    case refused
+    /// No answer within the call's deadline.
+    case timeout
+    /// The server refused the credentials.
+    case authentication
+    /// A connection broke or could not be made (closed, reset, shutting down, TLS).
+    case connection
+    /// The statement failed; the database itself answered.
+    case query
+
+    /// Whether the database cannot be reached (every kind but `query`).
+    var isOutage: Bool { self != .query }
+}
+
+/// The database cannot be reached now: the call was not made, or did not finish. The caller
+/// tries again later (the dispatcher) or answers 503 with `Retry-After` (the API); nothing is
+/// taken as absent or done.
+struct StoreUnavailable: Error, CustomStringConvertible {
+    var kind: StoreFailureKind
+    var cause: String
+    var description: String { "the database is unreachable (\(kind.rawValue)): \(cause)" }
+}
+
+/// Every store call the gateway makes goes through here: each has a deadline, its failures are
+/// counted by kind, and a failure that means the database is unreachable marks it down, which
+/// the log says once (with the cause) and once again when it is back (with the outage's
+/// length). While it is down, calls fail at once (no caller waits for a dead server) and a
+/// probe looks for its return every second.
+final class GuardedStore: GatewayStore {
+    let base: any GatewayStore
+    let health: DatabaseHealth
+    /// The deadline of one call (a submission gets more per token).
+    let timeout: Duration
+
+    init(_ base: any GatewayStore, timeout: Duration, metrics: GatewayMetrics, logger: Logger) {
+        self.base = base
+        self.timeout = timeout
+        health = DatabaseHealth(store: base, metrics: metrics, logger: logger)
+    }
+
+    private func call<T: Sendable>(_ what: String, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T) async throws -> T {
+        if let down = health.unavailable { throw down }
+        let base = self.base
+        do {
+            let value = try await withDeadline(timeout ?? self.timeout, "the database call \(what)") { try await body(base) }
+            health.answered()
+            return value
+        } catch {
+            throw health.failed(error, in: what)
+        }
+    }
+
+    func migrate() async throws { try await call("migrate", timeout: .seconds(120)) { try await $0.migrate() } }
+
+    func insertApp(_ app: StoredApp) async throws -> Bool { try await call("insertApp") { try await $0.insertApp(app) } }
+    func app(id: String) async throws -> StoredApp? { try await call("app") { try await $0.app(id: id) } }
+    func apps() async throws -> [StoredApp] { try await call("apps") { try await $0.apps() } }
+    func deleteApp(id: String) async throws -> Bool { try await call("deleteApp", timeout: timeout * 6) { try await $0.deleteApp(id: id) } }
+    func insertKey(_ key: StoredKey) async throws { try await call("insertKey") { try await $0.insertKey(key) } }
+    func key(hash: String) async throws -> StoredKey? { try await call("key") { try await $0.key(hash: hash) } }
+    func keys() async throws -> [StoredKey] { try await call("keys") { try await $0.keys() } }
+    func deleteKey(id: String) async throws -> Bool { try await call("deleteKey") { try await $0.deleteKey(id: id) } }
+
+    func upsertDevices(app: String, tokens: [DeviceToken], tags: [String], now: Int64) async throws {
+        try await call("upsertDevices", timeout: timeout + .milliseconds(tokens.count / 20)) {
+            try await $0.upsertDevices(app: app, tokens: tokens, tags: tags, now: now)
+        }
+    }
+    func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
+    }
+    func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
+        try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }
+    }
+    func audience(app: String, tag: String?) async throws -> [DeviceToken] {
+        try await call("audience", timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
+    }
+
+    /// A million tokens take seconds to store: the deadline grows by a second per 20,000.
+    func submit(_ job: NewJob) async throws -> SubmitResult {
+        try await call("submit", timeout: timeout + .milliseconds(job.tokens.count / 20)) { try await $0.submit(job) }
+    }
+    func job(app: String, id: String) async throws -> JobSummary? { try await call("job") { try await $0.job(app: app, id: id) } }
+    func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
+        try await call("deliveries") { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
+    }
+    func jobContent(id: String) async throws -> JobContent? { try await call("jobContent") { try await $0.jobContent(id: id) } }
+
+    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
+        try await call("claim") { try await $0.claim(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil, takeOver: takeOver) }
+    }
+    func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
+        try await call("record") { try await $0.record(outcomes, worker: worker, now: now) }
+    }
+    func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
+        try await call("extendLeases") { try await $0.extendLeases(worker: worker, ids: ids, until: until, now: now) }
+    }
+    func release(worker: String, ids: [Int64], now: Int64) async throws {
+        try await call("release") { try await $0.release(worker: worker, ids: ids, now: now) }
+    }
+    func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth") { try await $0.queueDepth(now: now) } }
+
+    func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent] {
+        try await call("claimWebhooks") { try await $0.claimWebhooks(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil) }
+    }
+    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws {
+        try await call("finishWebhook") { try await $0.finishWebhook(id: id, sent: sent, retryAt: retryAt, error: error, now: now) }
+    }
+
+    /// Answers within two seconds whether the database answers, probing it even while it is
+    /// marked down (for `/readyz`).
+    func ping() async throws {
+        let base = self.base
+        do {
+            try await withDeadline(.seconds(2), "the database's ping") { try await base.ping() }
+            health.answered()
+        } catch {
+            throw health.failed(error, in: "ping")
+        }
+    }
+
+    func reconnect() async { await base.reconnect() }
+    func classify(_ error: any Error) -> StoreFailureKind { base.classify(error) }
+    func describe(_ error: any Error) -> String { base.describe(error) }
+
+    func close() async {
+        health.stop()
+        let base = self.base
+        _ = try? await withDeadline(.seconds(5), "closing the database") { await base.close() }
+    }
+}
+
+/// Whether the database answers, as the gateway last saw it.
+final class DatabaseHealth: Sendable {
+    private struct State {
+        var down: (failure: StoreUnavailable, since: ContinuousClock.Instant)?
+        var lastRecovery: ContinuousClock.Instant?
+        var probe: Task<Void, Never>?
+        var stopped = false
+        var listeners: [@Sendable () -> Void] = []
+    }
+
+    private let store: any GatewayStore
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(store: any GatewayStore, metrics: GatewayMetrics, logger: Logger) {
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        metrics.databaseUp.record(1)
+    }
+
+    /// Why calls fail now, when the database is down.
+    var unavailable: StoreUnavailable? { state.withLock { $0.down?.failure } }
+
+    /// How long ago the database came back from its last outage (`nil`: never down).
+    var sinceRecovery: Duration? { state.withLock { $0.lastRecovery.map { ContinuousClock.now - $0 } } }
+
+    /// Called (on a task of its own) each time the database comes back.
+    func onRecovery(_ listener: @escaping @Sendable () -> Void) { state.withLock { $0.listeners.append(listener) } }
+
+    /// A call succeeded: the database answers.
+    func answered() {
+        let (outage, listeners) = state.withLock { state -> (Duration?, [@Sendable () -> Void]) in
+            guard let down = state.down else { return (nil, []) }
+            state.down = nil
+            state.probe?.cancel()
+            state.probe = nil
+            let now = ContinuousClock.now
+            state.lastRecovery = now
+            return (now - down.since, state.listeners)
+        }
+        guard let outage else { return }
+        metrics.databaseUp.record(1)
+        logger.notice("the database answers again", metadata: ["unreachable for": "\(outage.secondsText)"])
+        for listener in listeners { Task { listener() } }
+    }
+
+    /// A call failed with `error`: counted by kind; an outage marks the database down (said
+    /// once) and starts the probe. Returns the error the caller sees.
+    func failed(_ error: any Error, in what: String) -> any Error {
+        if error is CancellationError { return error }
+        if let already = error as? StoreUnavailable { return already }
+        let kind: StoreFailureKind = error is DeadlineExceeded ? .timeout : store.classify(error)
+        metrics.storeError(kind)
+        guard kind.isOutage else { return error }
+        let failure = StoreUnavailable(kind: kind, cause: error is DeadlineExceeded ? "\(error)" : store.describe(error))
+        let first = state.withLock { state -> Bool in
+            guard state.down == nil, !state.stopped else { return false }
+            state.down = (failure, .now)
+            state.probe = Task { [weak self] in await self?.probeUntilBack() }
+            return true
+        }
+        if first {
+            metrics.databaseUp.record(0)
+            logger.error("the database is unreachable; the gateway answers 503 and sends nothing new until it is back", metadata: [
+                "kind": "\(kind.rawValue)", "cause": "\(failure.cause)", "call": "\(what)",
+            ])
+        }
+        return failure
+    }
+
+    /// Every second while down: a ping with a two-second deadline (a new connection pool once
+    /// the server answers again, so recovery does not wait for the old pool's backoff).
+    private func probeUntilBack() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            guard !Task.isCancelled, state.withLock({ $0.down != nil }) else { return }
+            let store = self.store
+            do {
+                try await withDeadline(.seconds(3), "the database's probe") {
+                    try await store.ping()
+                }
+                answered()
+                return
+            } catch {
+                logger.debug("the database is still unreachable", metadata: ["cause": "\(store.describe(error))"])
+            }
+        }
+    }
+
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.probe?.cancel()
+            state.probe = nil
+        }
+    }
+}
