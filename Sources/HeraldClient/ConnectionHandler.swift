@@ -139,6 +139,9 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     private var lastActivity = NIODeadline.now()
     private var pingOutstanding: NIODeadline?
     private var timers: [RepeatedTask] = []
+    /// The deadline sweep, running only while attempts are pending (an idle connection wakes
+    /// nothing every 20 ms).
+    private var sweep: RepeatedTask?
     private var closeReason = "the connection closed"
 
     init(settings: Settings, gauge: ConnectionGauge, ready: EventLoopPromise<Void>, allocator: ByteBufferAllocator) {
@@ -161,7 +164,15 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         nextAttemptID += 1
         pending[id] = Pending(attempt: attempt, id: id)
         waiting.append(id)
+        if sweep == nil, let context { startSweep(context) }
         startWaiting()
+    }
+
+    private func startSweep(_ context: ChannelHandlerContext) {
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        sweep = context.eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
+            bound.value.sweepDeadlines()
+        }
     }
 
     /// Opens streams for waiting attempts while the server allows.
@@ -279,7 +290,11 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     /// Ends the attempts whose deadline has passed (run every ``sweepInterval``): a timer per
     /// request would cost an allocation and a heap operation on every send.
     private func sweepDeadlines() {
-        guard !pending.isEmpty else { return }
+        guard !pending.isEmpty else {
+            sweep?.cancel()
+            sweep = nil
+            return
+        }
         let now = NIODeadline.now()
         var expired: [Pending] = []
         for entry in pending.values where entry.attempt.deadline <= now { expired.append(entry) }
@@ -407,15 +422,12 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         flushNow()
     }
 
-    /// The deadline sweep, the idle check and the PING: started once the channel is active and
+    /// The idle check and the PING: started once the channel is active and
     /// cancelled when it closes or the handler is removed, whichever comes first. A connection
     /// that was refused never becomes active, so it never starts them (they used to start in
     /// `handlerAdded` and outlive every refused connection).
     private func startTimers(_ context: ChannelHandlerContext) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) { _ in
-            bound.value.sweepDeadlines()
-        })
         if let idle = settings.idleTimeout {
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: idle, delay: .nanoseconds(max(idle.nanoseconds / 4, 1_000_000))) { _ in
                 let handler = bound.value
@@ -453,10 +465,12 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     private func cancelTimers() {
         for timer in timers { timer.cancel() }
         timers = []
+        sweep?.cancel()
+        sweep = nil
     }
 
     /// The repeating timers this connection holds now (for tests: none once it is gone).
-    var scheduledTimerCount: Int { timers.count }
+    var scheduledTimerCount: Int { timers.count + (sweep == nil ? 0 : 1) }
 
     private func closeAfterUnansweredPing(_ timeout: TimeAmount) {
         closeReason = "the server did not answer a PING within \(timeout)"

@@ -12,8 +12,12 @@ struct DeadlineExceeded: Error, CustomStringConvertible {
 /// deadline, and the caller does not wait for it to notice. A database driver that ignores
 /// cancellation (a connection that hangs, a pool that waits for the server) cannot hold the
 /// caller past the deadline. Cancelling the caller cancels the operation.
+///
+/// `abort`, when given, receives a function that ends the wait at once with an error (the
+/// database was found unreachable meanwhile): the operation is cancelled as at the deadline.
 func withDeadline<T: Sendable>(
-    _ timeout: Duration, _ what: @autoclosure () -> String, operation: @escaping @Sendable () async throws -> T
+    _ timeout: Duration, _ what: @autoclosure () -> String, abort: ((@escaping @Sendable (any Error) -> Void) -> Void)? = nil,
+    operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let description = what()
     let outcome = OnceContinuation<T>()
@@ -30,6 +34,9 @@ func withDeadline<T: Sendable>(
                 }
             }
             outcome.set(continuation, onResume: { timer.cancel() }, cancel: { work.cancel() })
+            abort? { error in
+                if outcome.resume(with: .failure(error)) { work.cancel() }
+            }
         }
     } onCancel: {
         outcome.cancel()

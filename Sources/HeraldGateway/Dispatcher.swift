@@ -250,14 +250,17 @@ final class Dispatcher: Sendable {
             pending.outcomes.append((DeliveryOutcome(delivery: delivery, result: result, webhooks: webhooks), ticket))
             return pending.outcomes.count
         }
-        if count >= configuration.claimBatch || isStopping { flushWake.signal() }
+        if count == 1 || count >= configuration.claimBatch || isStopping { flushWake.signal() }
     }
 
     /// Writes outcomes every flush interval (sooner when a batch is ready); frees their room
     /// only once committed. A write that fails is tried again: nothing answered is dropped.
     private func flushLoop() async {
         while true {
-            await flushWake.wait(timeout: configuration.flushInterval)
+            // Idle, it sleeps until an outcome comes (a second at most); busy, it writes every
+            // flush interval, sooner for a full batch.
+            let idle = pending.withLock { $0.outcomes.isEmpty && $0.released.isEmpty }
+            await flushWake.wait(timeout: idle ? .seconds(1) : configuration.flushInterval)
             let (outcomes, released) = pending.withLock { pending in
                 defer { pending = ([], []) }
                 return (pending.outcomes, pending.released)

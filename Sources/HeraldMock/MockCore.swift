@@ -84,7 +84,9 @@ final class MockCore: Sendable {
     /// What renders pushes: the app's strings in the mock's languages.
     let renderer: NotificationRenderer
     private let renderers = Mutex<[String: NotificationRenderer]>([:])
-    private let requestSequence = Atomic<Int>(0)
+    /// The last record id given. Ids are given and records stored under this lock, so the
+    /// stores receive them in id order (a reader paging by id misses none).
+    private let requestSequence = Mutex<Int>(0)
     private let connectionSequence = Atomic<Int>(0)
 
     /// The reason a token rotation within this time gives `TooManyProviderTokenUpdates`.
@@ -205,22 +207,24 @@ final class MockCore: Sendable {
 
     /// New request ids continue after `id` (the highest a database holds).
     func continueIDs(after id: Int) {
-        _ = requestSequence.compareExchange(expected: 0, desired: id, ordering: .relaxed)
+        requestSequence.withLock { if $0 == 0 { $0 = id } }
     }
 
     /// Stores the record, counts it, and tells event-stream readers; with a database, the plan's
     /// `stored` completes when its row is committed.
     private func record(_ outcome: Outcome, connection: ConnectionState, into plan: inout Plan) {
-        let id = requestSequence.add(1, ordering: .relaxed).newValue
-        plan.recordID = id
-        var record = outcome.record(id: id, connection: connection.id)
+        var record = outcome.record(id: 0, connection: connection.id)
         record.renderer = renderer
-        _ = store.append(record)
-        defer {
-            metrics.count(record)
-            if events.hasSubscribers { events.publish(.received(record)) }
+        let database = self.database.withLock { $0 }
+        plan.stored = requestSequence.withLock { last in
+            last += 1
+            record.id = last
+            _ = store.append(record)
+            return database?.append(record)
         }
-        plan.stored = database.withLock { $0 }?.append(record)
+        plan.recordID = record.id
+        metrics.count(record)
+        if events.hasSubscribers { events.publish(.received(record)) }
     }
 
     // MARK: Device and broadcast pushes

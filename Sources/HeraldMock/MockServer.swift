@@ -158,20 +158,39 @@ public final class MockAPNsServer: Service, Sendable {
             certificateAuth = true
             acceptsAny = any
         }
-        let apns = try await HTTP2Listener(
-            core: core, listener: .apns, sslContext: sslContext, acceptsAnyClientCertificate: acceptsAny, requiresClientCertificate: certificateAuth
-        ).bind(host: configuration.host, port: configuration.port, group: group)
+        let host = configuration.host
+        func bind<T>(_ listener: MockBindError.Listener, _ port: Int, _ body: () async throws -> T) async throws -> T {
+            do {
+                return try await body()
+            } catch {
+                throw MockBindError(listener: listener, host: host, port: port, underlying: "\(error)")
+            }
+        }
+        let apns = try await bind(.apns, configuration.port) {
+            try await HTTP2Listener(
+                core: core, listener: .apns, sslContext: sslContext, acceptsAnyClientCertificate: acceptsAny, requiresClientCertificate: certificateAuth
+            ).bind(host: host, port: configuration.port, group: group)
+        }
         var channelListener: (any Channel)?
-        if let channelPort = configuration.channelPort {
-            channelListener = try await HTTP2Listener(
-                core: core, listener: .channels, sslContext: sslContext, acceptsAnyClientCertificate: acceptsAny, requiresClientCertificate: certificateAuth
-            ).bind(host: configuration.host, port: channelPort, group: group)
+        do {
+            if let channelPort = configuration.channelPort {
+                channelListener = try await bind(.channels, channelPort) {
+                    try await HTTP2Listener(
+                        core: core, listener: .channels, sslContext: sslContext, acceptsAnyClientCertificate: acceptsAny, requiresClientCertificate: certificateAuth
+                    ).bind(host: host, port: channelPort, group: group)
+                }
+            }
+            var api: InspectionAPI.Handle?
+            if let apiPort = configuration.apiPort {
+                api = try await bind(.api, apiPort) { try await InspectionAPI(server: self).start(host: host, port: apiPort, logger: logger) }
+            }
+            return (apns, channelListener, api)
+        } catch {
+            // Nothing stays bound when one port cannot be.
+            try? await channelListener?.close()
+            try? await apns.close()
+            throw error
         }
-        var api: InspectionAPI.Handle?
-        if let apiPort = configuration.apiPort {
-            api = try await InspectionAPI(server: self).start(host: configuration.host, port: apiPort, logger: logger)
-        }
-        return (apns, channelListener, api)
     }
 
     private func makeSSLContext() throws -> NIOSSLContext? {
@@ -423,4 +442,40 @@ public struct MockTimeoutError: Error, Sendable, CustomStringConvertible {
     public var timeout: Duration
     /// `no matching request within …`.
     public var description: String { "no matching request arrived within \(timeout)" }
+}
+
+/// A port the mock could not listen on: which of its three listeners, the address, and why.
+public struct MockBindError: Error, CustomStringConvertible, Sendable {
+    /// The mock's listeners.
+    public enum Listener: String, Sendable {
+        /// The APNs provider API (`MockConfiguration/port`).
+        case apns
+        /// Broadcast channel management (`MockConfiguration/channelPort`).
+        case channels
+        /// The inbox, inspection API, events and metrics (`MockConfiguration/apiPort`).
+        case api
+    }
+
+    /// Which listener.
+    public var listener: Listener
+    /// The address it was to bind.
+    public var host: String
+    /// The port it was to bind.
+    public var port: Int
+    /// The system's reason.
+    public var underlying: String
+
+    /// Whether the port is taken by another process.
+    public var portInUse: Bool { underlying.contains("Address already in use") || underlying.contains("errno: 98") }
+
+    /// `the APNs port 127.0.0.1:2197 is in use …`.
+    public var description: String {
+        let what: String
+        switch listener {
+        case .apns: what = "the APNs port"
+        case .channels: what = "the channel-management port"
+        case .api: what = "the inbox and API port"
+        }
+        return "\(what) \(host):\(port) \(portInUse ? "is in use by another process" : "cannot be bound: \(underlying)")"
+    }
 }

@@ -36,8 +36,9 @@ public struct NotificationRecord: Sendable, Identifiable {
         public var column: Int?
     }
 
-    /// The record's sequence number (1 for the first request since start-up).
-    public let id: Int
+    /// The record's sequence number (1 for the first request since start-up): the order in
+    /// which records were stored, so paging by id misses none.
+    public internal(set) var id: Int
     /// The connection it came on (1 for the first connection).
     public let connection: Int
     /// When the request was complete.

@@ -69,7 +69,11 @@ struct MockCommand: AsyncParsableCommand {
             bundle, strings, lang (array), releaseTo, releaseP8, releaseKeyId, releaseTeamId, \
             releaseCert, releaseCaFile, releasePlaintext. Flags given on the command line win.
 
-            Port 0 picks a free port; the ports are printed. SIGINT or SIGTERM stops it gracefully.
+            It listens on three ports: --port (APNs, default 2197), --api-port (the inbox and API, \
+            default 8197) and --channel-port (broadcast channel management, default 2195 in \
+            sandbox and 2196 in production); a second mock on the same machine needs all three \
+            changed (or 0, which picks a free port; the ports are printed). SIGINT or SIGTERM \
+            stops it gracefully.
 
             Examples:
               herald mock
@@ -220,8 +224,16 @@ struct MockCommand: AsyncParsableCommand {
             return (server, logger)
         } catch let error as MockDatabaseError {
             throw UsageError(message: "cannot start the mock: \(error)")
+        } catch let error as MockBindError {
+            let flag: String
+            switch error.listener {
+            case .apns: flag = "--port"
+            case .channels: flag = "--channel-port"
+            case .api: flag = "--api-port"
+            }
+            throw UsageError(message: "cannot start the mock: \(error) (\(flag) \(error.port); give another, or \(flag) 0 for a free one)")
         } catch {
-            throw UsageError(message: "cannot start the mock: \(error) (is a port in use? port 0 picks a free one)")
+            throw UsageError(message: "cannot start the mock: \(error)")
         }
     }
 

@@ -16,24 +16,13 @@ import Testing
     }
 
     static func status(_ port: Int, _ path: String, key: String?) async throws -> Int {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.timeoutInterval = 30
-        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        try await ServeProcess.call(port: port, "GET", path, key: key, timeout: 30).status
     }
 
     /// Starts `herald serve` and reads its banner: the port, and the administrator key if one was made.
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (RunningProgram, port: Int, adminKey: String?, banner: String) {
-        let program = try RunningProgram(Fixtures.heraldBinary, ["serve", "--port", "0", "--log", "warning"] + arguments, environment: environment)
-        let banner = await program.read(untilOutput: { $0.contains("metrics") && ($0.contains("admin key") || $0.contains("worker")) && $0.hasSuffix("\n") }, timeout: .seconds(60))
-        // The key lines follow the metrics line in the same write.
-        let complete = banner.contains("admin key") ? await program.read(until: "shown once", timeout: .seconds(5)) : banner
-        guard let port = complete.firstMatch(of: /API on http:\/\/127\.0\.0\.1:(\d+)\//).flatMap({ Int($0.output.1) }) else {
-            throw ExternalTools.Failure(description: "herald serve did not start: \(complete)")
-        }
-        let key = complete.firstMatch(of: /admin key  (\S+)/).map { String($0.output.1) }
-        return (program, port, key, complete)
+        let started = try await ServeProcess.start(arguments, environment: environment)
+        return (started.program, started.port, started.printedKey, started.banner)
     }
 
     @Test func helpTeachesTheDeployment() async throws {

@@ -48,8 +48,13 @@ final class GuardedStore: GatewayStore {
     private func call<T: Sendable>(_ what: String, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T) async throws -> T {
         if let down = health.unavailable { throw down }
         let base = self.base
+        let health = self.health
+        let id = health.nextCallID()
+        defer { health.finished(id) }
         do {
-            let value = try await withDeadline(timeout ?? self.timeout, "the database call \(what)") { try await body(base) }
+            let value = try await withDeadline(timeout ?? self.timeout, "the database call \(what)", abort: { health.started(id, abort: $0) }) {
+                try await body(base)
+            }
             health.answered()
             return value
         } catch {
@@ -126,6 +131,8 @@ final class GuardedStore: GatewayStore {
         }
     }
 
+    func probeConnection() async throws { try await base.probeConnection() }
+    var canBeUnreachable: Bool { base.canBeUnreachable }
     func reconnect() async { await base.reconnect() }
     func classify(_ error: any Error) -> StoreFailureKind { base.classify(error) }
     func describe(_ error: any Error) -> String { base.describe(error) }
@@ -143,8 +150,13 @@ final class DatabaseHealth: Sendable {
         var down: (failure: StoreUnavailable, since: ContinuousClock.Instant)?
         var lastRecovery: ContinuousClock.Instant?
         var probe: Task<Void, Never>?
+        var watchdog: Task<Void, Never>?
+        var checking = false
         var stopped = false
         var listeners: [@Sendable () -> Void] = []
+        var nextCallID = 0
+        /// Calls under way: when each started, and how to end its wait.
+        var calls: [Int: (started: ContinuousClock.Instant, abort: (@Sendable (any Error) -> Void)?)] = [:]
     }
 
     private let store: any GatewayStore
@@ -157,6 +169,56 @@ final class DatabaseHealth: Sendable {
         self.metrics = metrics
         self.logger = logger
         metrics.databaseUp.record(1)
+        if store.canBeUnreachable {
+            let watchdog = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let self else { return }
+                    await self.checkSlowCalls()
+                }
+            }
+            state.withLock { $0.watchdog = watchdog }
+        }
+    }
+
+    /// How long a call may wait before the server is checked with a connection of its own.
+    static let suspicion: Duration = .seconds(2)
+
+    func nextCallID() -> Int {
+        state.withLock { state in
+            state.nextCallID &+= 1
+            state.calls[state.nextCallID] = (.now, nil)
+            return state.nextCallID
+        }
+    }
+
+    func started(_ id: Int, abort: @escaping @Sendable (any Error) -> Void) {
+        state.withLock { if $0.calls[id] != nil { $0.calls[id]?.abort = abort } }
+    }
+
+    func finished(_ id: Int) {
+        state.withLock { _ = $0.calls.removeValue(forKey: id) }
+    }
+
+    /// A server that stops answering often shows no error: its connections are gone and the
+    /// pool waits to make new ones. Every second, if a call has waited two seconds, a
+    /// connection of its own tells whether the server is there (refused at once if not); the
+    /// outage is then known in seconds, not at the calls' deadline, and the waiting calls end.
+    private func checkSlowCalls() async {
+        let check = state.withLock { state -> Bool in
+            guard state.down == nil, !state.checking, !state.stopped,
+                  let oldest = state.calls.values.map(\.started).min(), ContinuousClock.now - oldest >= Self.suspicion else { return false }
+            state.checking = true
+            return true
+        }
+        guard check else { return }
+        let store = self.store
+        do {
+            try await withDeadline(.seconds(3), "a connection to the database") { try await store.probeConnection() }
+        } catch {
+            _ = failed(error, in: "a check of a slow call")
+        }
+        state.withLock { $0.checking = false }
     }
 
     /// Why calls fail now, when the database is down.
@@ -194,12 +256,14 @@ final class DatabaseHealth: Sendable {
         metrics.storeError(kind)
         guard kind.isOutage else { return error }
         let failure = StoreUnavailable(kind: kind, cause: error is DeadlineExceeded ? "\(error)" : store.describe(error))
-        let first = state.withLock { state -> Bool in
-            guard state.down == nil, !state.stopped else { return false }
+        let (first, waiting) = state.withLock { state -> (Bool, [@Sendable (any Error) -> Void]) in
+            guard state.down == nil, !state.stopped else { return (false, []) }
             state.down = (failure, .now)
             state.probe = Task { [weak self] in await self?.probeUntilBack() }
-            return true
+            return (true, state.calls.values.compactMap(\.abort))
         }
+        // The calls waiting on the server end now, not at their deadline.
+        for abort in waiting { abort(failure) }
         if first {
             metrics.databaseUp.record(0)
             logger.error("the database is unreachable; the gateway answers 503 and sends nothing new until it is back", metadata: [
@@ -233,6 +297,8 @@ final class DatabaseHealth: Sendable {
             state.stopped = true
             state.probe?.cancel()
             state.probe = nil
+            state.watchdog?.cancel()
+            state.watchdog = nil
         }
     }
 }

@@ -469,8 +469,14 @@ final class PostgresGatewayStore: GatewayStore {
     /// A new connection first (refused or not answering: an error within two seconds, whatever
     /// the pool is doing), then a statement through the pool; a pool still backing off from
     /// the outage is replaced.
-    func ping() async throws {
+    func probeConnection() async throws {
         try await Self.probe(settings, url: description, logger: logger, timeout: .seconds(2))
+    }
+
+    var canBeUnreachable: Bool { true }
+
+    func ping() async throws {
+        try await probeConnection()
         do {
             try await withDeadline(.seconds(1), "a statement through the pool") { [client, logger] in
                 _ = try await client.query("SELECT 1", logger: logger).collect()

@@ -442,8 +442,10 @@ final class SQLiteGatewayStore: GatewayStore {
         try await query("SELECT 1")
     }
 
-    /// One file, one connection: nothing to start afresh.
+    /// One file, one connection: nothing to start afresh, no server to look for.
     func reconnect() async {}
+    func probeConnection() async throws {}
+    var canBeUnreachable: Bool { false }
 
     /// SQLite is a file in this process: a failed statement is never an outage (a call that
     /// takes too long is, and the deadline says so).
