@@ -26,6 +26,10 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
     /// Whether `iat` was written as a string (`"1700000000"`): some clients do, and APNs is
     /// reported to accept it.
     public let issuedAtIsString: Bool
+    /// Whether `iat` was written with a fraction or an exponent (`1700000000.25`, as PyJWT
+    /// writes `time.time()`): RFC 7519's NumericDate allows it; ``issuedAt`` is its whole
+    /// seconds.
+    public let issuedAtIsFractional: Bool
     /// The signature bytes as sent (64 raw bytes, or DER).
     let signature: [UInt8]
     /// The signed text: `header.claims`.
@@ -63,7 +67,7 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(
-        rawValue: String, algorithm: String, keyID: String, teamID: String, issuedAt: Int64, issuedAtIsString: Bool,
+        rawValue: String, algorithm: String, keyID: String, teamID: String, issuedAt: Int64, issuedAtIsString: Bool, issuedAtIsFractional: Bool = false,
         signature: [UInt8], signingInput: Substring
     ) {
         self.rawValue = rawValue
@@ -72,6 +76,7 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
         self.teamID = teamID
         self.issuedAt = issuedAt
         self.issuedAtIsString = issuedAtIsString
+        self.issuedAtIsFractional = issuedAtIsFractional
         self.signature = signature
         self.signingInput = signingInput
     }
@@ -101,20 +106,25 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
         }
         let issuedAt: Int64
         var isString = false
+        var isFractional = false
         if let seconds = issued.int64Value {
             issuedAt = seconds
         } else if let text = issued.stringValue, let seconds = Int64(text) {
             issuedAt = seconds
             isString = true
+        } else if issued.kind == .number, let value = issued.doubleValue, value.isFinite, value >= 0, value < 1e15 {
+            // A NumericDate with a fraction (RFC 7519 allows it): its whole seconds.
+            issuedAt = Int64(value.rounded(.down))
+            isFractional = true
         } else {
-            throw .malformed("\"iat\" is \(issued.sourceText); expected whole UNIX seconds such as 1700000000")
+            throw .malformed("\"iat\" is \(issued.sourceText); expected UNIX seconds such as 1700000000")
         }
         guard let signature = Base64URL.decode(parts[2]), !signature.isEmpty else {
             throw .malformed("the signature is not unpadded base64url")
         }
         self.init(
             rawValue: text, algorithm: algorithm, keyID: keyID, teamID: teamID, issuedAt: issuedAt,
-            issuedAtIsString: isString, signature: signature, signingInput: text[..<parts[2].startIndex].dropLast())
+            issuedAtIsString: isString, issuedAtIsFractional: isFractional, signature: signature, signingInput: text[..<parts[2].startIndex].dropLast())
     }
 
     private static func object(_ part: Substring, part name: String) throws(ProviderTokenError) -> JSONDocument.Node {

@@ -21,12 +21,20 @@ public struct ProviderTokenVerifier: Sendable {
         public var allowedClockSkew: TimeInterval
         /// Accept `"iat":"1700000000"` (a string), as APNs is reported to. Off in strict mode.
         public var acceptsStringIssuedAt: Bool
+        /// Accept `"iat":1700000000.25` (a fraction, as PyJWT-based clients write
+        /// `time.time()`; RFC 7519's NumericDate allows it), using its whole seconds. Off in
+        /// strict mode.
+        public var acceptsFractionalIssuedAt: Bool
 
-        /// Defaults: one hour, 60 seconds of skew, string `iat` accepted.
-        public init(maximumAge: TimeInterval = 3600, allowedClockSkew: TimeInterval = 60, acceptsStringIssuedAt: Bool = true) {
+        /// Defaults: one hour, 60 seconds of skew, string and fractional `iat` accepted.
+        public init(
+            maximumAge: TimeInterval = 3600, allowedClockSkew: TimeInterval = 60, acceptsStringIssuedAt: Bool = true,
+            acceptsFractionalIssuedAt: Bool = true
+        ) {
             self.maximumAge = maximumAge
             self.allowedClockSkew = allowedClockSkew
             self.acceptsStringIssuedAt = acceptsStringIssuedAt
+            self.acceptsFractionalIssuedAt = acceptsFractionalIssuedAt
         }
     }
 
@@ -65,6 +73,9 @@ public struct ProviderTokenVerifier: Sendable {
         }
         if token.issuedAtIsString && !options.acceptsStringIssuedAt {
             return reject(.invalidProviderToken, "\"iat\" is a string; it must be a number of UNIX seconds (strict mode)")
+        }
+        if token.issuedAtIsFractional && !options.acceptsFractionalIssuedAt {
+            return reject(.invalidProviderToken, "\"iat\" has a fraction; it must be whole UNIX seconds (strict mode)")
         }
         if verifiesSignatures {
             guard let key = keys[token.keyID] else {

@@ -203,16 +203,21 @@ public final class APNsClient: Sendable {
         if closed.isClosed {
             return .failure(APNsClientError(.shutDown, apnsID: apnsID, message: "the client is shut down"))
         }
-        await limiter.acquire()
+        // The deadline counts from the call: the wait for a place among those in flight too.
+        let started = NIODeadline.now()
+        let limit = timeout ?? configuration.requestTimeout
+        let deadline = started + .nanoseconds(limit.nanoseconds)
+        guard await limiter.acquire(before: deadline) else {
+            return .failure(APNsClientError(
+                .deadlineExceeded, apnsID: apnsID, attempts: 0,
+                message: "not sent: no place among the \(configuration.maximumRequestsInFlight) requests in flight came free within \(limit)"))
+        }
         metrics.requestStarted()
         defer {
             metrics.requestEnded()
             limiter.release()
         }
         metrics.sent.increment()
-        let started = NIODeadline.now()
-        let limit = timeout ?? configuration.requestTimeout
-        let deadline = started + .nanoseconds(limit.nanoseconds)
         let policy = configuration.retry
         var attempts = 0
         var unsent = 0

@@ -114,7 +114,9 @@ public struct APNsClientConfiguration: Sendable {
     public var proxy: Proxy?
     /// The most connections to the server; each carries as many streams as the server allows.
     public var maximumConnections: Int = 2
-    /// The most requests in flight over the whole client; `send` suspends beyond it.
+    /// The most requests in flight over the whole client; `send` suspends beyond it, within the
+    /// request's deadline (a request that finds no place in time is not sent, and fails with
+    /// ``APNsClientError/Kind/deadlineExceeded`` and no attempt).
     public var maximumRequestsInFlight: Int = 1_000
     /// The longest a request may take from `send` to its outcome, retries included.
     public var requestTimeout: Duration = .seconds(30)

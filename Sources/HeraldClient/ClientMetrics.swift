@@ -1,6 +1,7 @@
 import Dispatch
 import HeraldProtocol
 import Metrics
+import NIOCore
 import Synchronization
 
 /// The client's swift-metrics instruments: requests sent, accepted, rejected by reason,
@@ -55,12 +56,22 @@ final class ClientMetrics: Sendable {
 }
 
 /// A bound on requests in flight: `acquire` suspends while the bound is reached, so a caller
-/// that sends faster than APNs answers waits instead of queueing without limit.
+/// that sends faster than APNs answers waits instead of queueing without limit. The wait is
+/// part of the request's deadline: a request that finds no place in time is not sent.
 final class InFlightLimiter: Sendable {
+    private struct Waiter {
+        let continuation: UnsafeContinuation<Bool, Never>
+        var timer: Task<Void, Never>?
+    }
+
     private struct State {
         var available: Int
         var inFlight = 0
-        var waiters = CircularBufferLite<UnsafeContinuation<Void, Never>>()
+        /// Waiting requests in arrival order; an id whose waiter is gone (its deadline came)
+        /// is skipped.
+        var order = CircularBufferLite<Int>()
+        var waiters: [Int: Waiter] = [:]
+        var nextID = 0
         var idleWaiters: [UnsafeContinuation<Void, Never>] = []
     }
 
@@ -70,7 +81,8 @@ final class InFlightLimiter: Sendable {
         state = Mutex(State(available: max(1, limit)))
     }
 
-    func acquire() async {
+    /// Takes a place; `false` when none came free before `deadline`.
+    func acquire(before deadline: NIODeadline) async -> Bool {
         let acquired = state.withLock { state -> Bool in
             if state.available > 0 {
                 state.available -= 1
@@ -79,25 +91,46 @@ final class InFlightLimiter: Sendable {
             }
             return false
         }
-        if acquired { return }
-        await withUnsafeContinuation { continuation in
-            let now = state.withLock { state -> Bool in
+        if acquired { return true }
+        return await withUnsafeContinuation { continuation in
+            let id = state.withLock { state -> Int? in
                 // Released meanwhile?
                 if state.available > 0 {
                     state.available -= 1
                     state.inFlight += 1
-                    return true
+                    return nil
                 }
-                state.waiters.append(continuation)
+                state.nextID &+= 1
+                state.order.append(state.nextID)
+                state.waiters[state.nextID] = Waiter(continuation: continuation)
+                return state.nextID
+            }
+            guard let id else { return continuation.resume(returning: true) }
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: .nanoseconds(max(0, (deadline - NIODeadline.now()).nanoseconds)))
+                guard !Task.isCancelled else { return }
+                self?.expire(id)
+            }
+            let orphan = state.withLock { state -> Bool in
+                guard state.waiters[id] != nil else { return true }
+                state.waiters[id]?.timer = timer
                 return false
             }
-            if now { continuation.resume() }
+            if orphan { timer.cancel() }
         }
     }
 
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.continuation.resume(returning: false)
+    }
+
     func release() {
-        let (next, idle) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, [UnsafeContinuation<Void, Never>]) in
-            if let next = state.waiters.popFirst() { return (next, []) }  // handed over: inFlight unchanged
+        let (next, idle) = state.withLock { state -> (Waiter?, [UnsafeContinuation<Void, Never>]) in
+            while let id = state.order.popFirst() {
+                // Handed over: inFlight unchanged.
+                if let waiter = state.waiters.removeValue(forKey: id) { return (waiter, []) }
+            }
             state.available += 1
             state.inFlight -= 1
             if state.inFlight == 0, !state.idleWaiters.isEmpty {
@@ -106,7 +139,8 @@ final class InFlightLimiter: Sendable {
             }
             return (nil, [])
         }
-        next?.resume()
+        next?.timer?.cancel()
+        next?.continuation.resume(returning: true)
         for waiter in idle { waiter.resume() }
     }
 

@@ -26,6 +26,10 @@ struct ConnectionBreaker {
     private(set) var retryAt: NIODeadline?
     /// Why the last attempt failed.
     private(set) var lastError: String?
+    /// Whether that failure is one waiting cannot mend soon (an untrusted certificate, a
+    /// server that does not speak HTTP/2, a proxy that refuses the credentials): requests then
+    /// fail at once with it instead of waiting for the next attempt.
+    private(set) var lastErrorIsFatal = false
     private var unreachableSince: NIODeadline?
     private let random: @Sendable (ClosedRange<Int64>) -> Int64
 
@@ -42,6 +46,7 @@ struct ConnectionBreaker {
     mutating func failed(now: NIODeadline, error: String) -> Change {
         failures += 1
         lastError = error
+        lastErrorIsFatal = Self.isFatal(error)
         let shift = min(failures - 1, 20)
         let ceiling = min(Self.initialBackoff.nanoseconds << Int64(shift), Self.maximumBackoff.nanoseconds)
         retryAt = now + .nanoseconds(ceiling / 2 + random(0...max(ceiling / 2, 1)))
@@ -50,11 +55,19 @@ struct ConnectionBreaker {
         return .becameUnreachable(error: error)
     }
 
+    /// Failures that another attempt in a moment will not mend: the configuration or the
+    /// server is wrong (a refused or reset connection, a timeout, may pass).
+    static func isFatal(_ error: String) -> Bool {
+        let text = error.lowercased()
+        return text.contains("certificate") || text.contains("did not agree to http/2") || text.contains("407")
+    }
+
     mutating func succeeded(now: NIODeadline) -> Change {
         defer {
             failures = 0
             retryAt = nil
             lastError = nil
+            lastErrorIsFatal = false
             unreachableSince = nil
         }
         guard let since = unreachableSince else { return .none }

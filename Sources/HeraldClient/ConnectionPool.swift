@@ -76,7 +76,7 @@ final class ConnectionPool: Sendable {
     func lease(deadline: NIODeadline) async throws(AttemptFailure) -> PooledConnection {
         while true {
             enum Step {
-                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: String), fail(String)
+                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: String, fatal: Bool), fail(String)
             }
             let now = NIODeadline.now()
             let step: Step = state.withLock { state in
@@ -105,14 +105,15 @@ final class ConnectionPool: Sendable {
                     return .use(best)
                 }
                 if let opening = state.opening.first { return .wait(opening) }
-                return .backOff(until: state.breaker.retryAt ?? now, lastError: state.breaker.lastError ?? "cannot connect")
+                return .backOff(until: state.breaker.retryAt ?? now, lastError: state.breaker.lastError ?? "cannot connect", fatal: state.breaker.lastErrorIsFatal)
             }
             switch step {
             case .use(let connection): return connection
             case .fail(let why): throw .notSent(why)
-            case .backOff(let until, let lastError):
+            case .backOff(let until, let lastError, let fatal):
                 // The endpoint refused the last attempt: wait for the next one, or end at the
-                // request's deadline with the reason.
+                // request's deadline with the reason (at once when waiting cannot help).
+                if fatal { throw .connectFailed(lastError) }
                 if until >= deadline {
                     try? await Task.sleep(for: .nanoseconds(max(0, (deadline - NIODeadline.now()).nanoseconds)))
                     throw .connectFailed(lastError)
@@ -127,9 +128,17 @@ final class ConnectionPool: Sendable {
                 do {
                     _ = try await bounded.futureResult.get()
                 } catch let failure as AttemptFailure {
-                    // A refused attempt: the others wait for the next one rather than fail now.
-                    if case .connectFailed = failure, NIODeadline.now() < deadline { continue }
-                    throw failure
+                    let (lastError, fatal) = state.withLock { ($0.breaker.lastError, $0.breaker.lastErrorIsFatal) }
+                    switch failure {
+                    case .connectFailed where !fatal && NIODeadline.now() < deadline:
+                        // A refused attempt: the others wait for the next one rather than fail now.
+                        continue
+                    case .deadline where lastError != nil:
+                        // Out of time while the endpoint refused: say why, not only "too late".
+                        throw .connectFailed(lastError!)
+                    default:
+                        throw failure
+                    }
                 } catch {
                     throw .connectFailed("\(error)")
                 }

@@ -50,6 +50,9 @@ struct GatewayRetryPolicy: Sendable {
                 return .rejected(status: error.status, reason: reason ?? error.status.map { "HTTP \($0)" }, unregisteredAt: nil, deadToken: false)
             }
             return retry(reason: reason ?? "HTTP \(status)", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
+        case .deadlineExceeded where error.attempts == 0:
+            // Never written (no place among the client's requests in flight): nothing is unknown.
+            return retry(reason: "not sent in time", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
         case .deadlineExceeded:
             return retry(reason: "no answer in time", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
         case .connectionFailed:

@@ -52,22 +52,30 @@ public struct MockConfiguration: Sendable {
         /// A provider token whose `iat` is a string (`"1700000000"`): reported accepted.
         /// Strict: 403 `InvalidProviderToken`.
         public var acceptsStringIssuedAt: Bool
+        /// A provider token whose `iat` has a fraction (`1700000000.25`, as PyAPNs2 and
+        /// apns2-up sign with `time.time()`; RFC 7519's NumericDate allows it): its whole
+        /// seconds are used. Strict: 403 `InvalidProviderToken`.
+        public var acceptsFractionalIssuedAt: Bool
 
         /// The reported behaviour of real APNs.
         public static let `default` = Leniency(
             acceptsBackgroundAtPriority10: true, acceptsTopicSuffixMismatch: false,
-            acceptsUppercaseAPNsID: true, acceptsStringIssuedAt: true)
+            acceptsUppercaseAPNsID: true, acceptsStringIssuedAt: true, acceptsFractionalIssuedAt: true)
         /// Rejects every undocumented case.
         public static let strict = Leniency(
             acceptsBackgroundAtPriority10: false, acceptsTopicSuffixMismatch: false,
-            acceptsUppercaseAPNsID: false, acceptsStringIssuedAt: false)
+            acceptsUppercaseAPNsID: false, acceptsStringIssuedAt: false, acceptsFractionalIssuedAt: false)
 
         /// Creates a leniency setting.
-        public init(acceptsBackgroundAtPriority10: Bool, acceptsTopicSuffixMismatch: Bool, acceptsUppercaseAPNsID: Bool, acceptsStringIssuedAt: Bool) {
+        public init(
+            acceptsBackgroundAtPriority10: Bool, acceptsTopicSuffixMismatch: Bool, acceptsUppercaseAPNsID: Bool, acceptsStringIssuedAt: Bool,
+            acceptsFractionalIssuedAt: Bool = true
+        ) {
             self.acceptsBackgroundAtPriority10 = acceptsBackgroundAtPriority10
             self.acceptsTopicSuffixMismatch = acceptsTopicSuffixMismatch
             self.acceptsUppercaseAPNsID = acceptsUppercaseAPNsID
             self.acceptsStringIssuedAt = acceptsStringIssuedAt
+            self.acceptsFractionalIssuedAt = acceptsFractionalIssuedAt
         }
 
         /// Each undocumented point, its default and its strict answer: what `herald mock --help`
@@ -77,6 +85,7 @@ public struct MockConfiguration: Sendable {
             ("topic without its push type's suffix", "400 DeviceTokenNotForTopic (reported)", "400 DeviceTokenNotForTopic"),
             ("apns-id with uppercase hex", "accepted (reported)", "400 BadMessageId"),
             ("provider token with a string iat", "accepted (reported)", "403 InvalidProviderToken"),
+            ("provider token with a fractional iat (RFC 7519 allows it)", "accepted, its whole seconds", "403 InvalidProviderToken"),
         ]
     }
 

@@ -96,7 +96,9 @@ final class MockCore: Sendable {
         self.configuration = configuration
         verifier = ProviderTokenVerifier(
             keys: configuration.keys,
-            options: .init(acceptsStringIssuedAt: configuration.leniency.acceptsStringIssuedAt))
+            options: .init(
+                acceptsStringIssuedAt: configuration.leniency.acceptsStringIssuedAt,
+                acceptsFractionalIssuedAt: configuration.leniency.acceptsFractionalIssuedAt))
         store = MemoryRecordStore(retention: RecordRetention(count: configuration.storeCapacity))
         renderer = NotificationRenderer(bundle: configuration.localization, preferredLanguages: configuration.languages)
         devices = DeviceRegistry(capacity: 10_000, renderer: renderer)

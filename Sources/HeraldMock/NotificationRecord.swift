@@ -165,11 +165,12 @@ public struct NotificationRecord: Sendable, Identifiable {
     /// The `apns-unique-id` answered (sandbox only).
     public var uniqueID: String? { packed.strings.last ?? nil }
 
-    /// The typed headers, when they parse (with the topic a certificate supplied).
+    /// The typed headers: every header that parses, whatever the answer (with the topic a
+    /// certificate supplied). Never `nil`; optional for the API it keeps.
     public var request: APNsRequestHeaders? {
-        var headers = try? APNsRequestHeaders(parsing: fields)
-        if let defaultedTopic, headers?.topic == nil { headers?.topic = defaultedTopic }
-        if headers == nil, kind == .channel, let channel = fields[APNsHeader.channelID] { headers = APNsRequestHeaders(channelID: channel) }
+        // Whatever the answer: a refused request keeps every header that parses.
+        var headers = APNsRequestHeaders(parsingLeniently: fields)
+        if let defaultedTopic, headers.topic == nil { headers.topic = defaultedTopic }
         return headers
     }
 

@@ -107,61 +107,85 @@ public struct APNsRequestHeaders: Sendable, Hashable {
         if let repeated = fields.repeatedNames.first {
             throw APNsHeaderError(header: repeated, value: fields[repeated], reason: .duplicateHeaders, problem: "\(repeated) is given more than once")
         }
-        // One pass over the fields (names are lowercase and, from here on, unique).
+        if let problem = read(fields) { throw problem }
+    }
+
+    /// Every header that parses, and none of those that do not: what a record shows of a
+    /// request APNs refused (a bad device token leaves the push type and priority known).
+    /// Repeated headers count once, the first.
+    public init(parsingLeniently fields: APNsHeaderFields) {
+        self.init()
+        _ = read(fields)
+    }
+
+    /// Fills in each header that parses; returns the first problem in
+    /// ``APNsHeaderError/precedence`` order, if any.
+    private mutating func read(_ fields: APNsHeaderFields) -> APNsHeaderError? {
+        // One pass over the fields (names are lowercase; the first of a repeated name counts).
         var method: String?, path: String?, id: String?, collapse: String?, priorityValue: String?
         var pushTypeValue: String?, expirationValue: String?, authorization: String?
         for field in fields {
             switch field.name {
-            case ":method": method = field.value
-            case ":path": path = field.value
-            case APNsHeader.id: id = field.value
-            case APNsHeader.collapseID: collapse = field.value
-            case APNsHeader.priority: priorityValue = field.value
-            case APNsHeader.pushType: pushTypeValue = field.value
-            case APNsHeader.expiration: expirationValue = field.value
-            case APNsHeader.topic: topic = field.value
-            case APNsHeader.channelID: channelID = field.value
-            case APNsHeader.authorization: authorization = field.value
+            case ":method": method = method ?? field.value
+            case ":path": path = path ?? field.value
+            case APNsHeader.id: id = id ?? field.value
+            case APNsHeader.collapseID: collapse = collapse ?? field.value
+            case APNsHeader.priority: priorityValue = priorityValue ?? field.value
+            case APNsHeader.pushType: pushTypeValue = pushTypeValue ?? field.value
+            case APNsHeader.expiration: expirationValue = expirationValue ?? field.value
+            case APNsHeader.topic: topic = topic ?? field.value
+            case APNsHeader.channelID: channelID = channelID ?? field.value
+            case APNsHeader.authorization: authorization = authorization ?? field.value
             default: break
             }
         }
+        var first: APNsHeaderError?
+        func note(_ problem: APNsHeaderError) { if first == nil { first = problem } }
         if let method, method != "POST" {
-            throw APNsHeaderError(header: ":method", value: method, reason: .methodNotAllowed, problem: ":method is \(method); APNs accepts only POST")
+            note(APNsHeaderError(header: ":method", value: method, reason: .methodNotAllowed, problem: ":method is \(method); APNs accepts only POST"))
         }
         if let value = id {
             do throws(APNsIDError) { apnsID = try APNsID(parsing: value) } catch {
-                throw APNsHeaderError(header: APNsHeader.id, value: value, reason: .badMessageID, problem: error.description)
+                note(APNsHeaderError(header: APNsHeader.id, value: value, reason: .badMessageID, problem: error.description))
             }
         }
         if let value = collapse {
             do throws(CollapseIDError) { collapseID = try CollapseID(value) } catch {
-                throw APNsHeaderError(header: APNsHeader.collapseID, value: value, reason: .badCollapseID, problem: error.description)
+                note(APNsHeaderError(header: APNsHeader.collapseID, value: value, reason: .badCollapseID, problem: error.description))
             }
         }
         if let value = priorityValue {
-            guard let parsed = PushPriority(headerValue: value) else {
-                throw APNsHeaderError(header: APNsHeader.priority, value: value, reason: .badPriority, problem: "apns-priority \"\(value)\" is not \(PushPriority.validValues)")
+            if let parsed = PushPriority(headerValue: value) {
+                priority = parsed
+            } else {
+                note(APNsHeaderError(header: APNsHeader.priority, value: value, reason: .badPriority, problem: "apns-priority \"\(value)\" is not \(PushPriority.validValues)"))
             }
-            priority = parsed
         }
         if let value = pushTypeValue {
-            guard let parsed = PushType(rawValue: value) else {
-                throw APNsHeaderError(header: APNsHeader.pushType, value: value, reason: .invalidPushType, problem: "apns-push-type \"\(value)\" is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+            if let parsed = PushType(rawValue: value) {
+                pushType = parsed
+            } else {
+                note(APNsHeaderError(
+                    header: APNsHeader.pushType, value: value, reason: .invalidPushType,
+                    problem: "apns-push-type \"\(value)\" is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
-            pushType = parsed
         }
-        if let path { target = try Self.target(ofPath: path) }
+        if let path {
+            do throws(APNsHeaderError) { target = try Self.target(ofPath: path) } catch { note(error) }
+        }
         if let value = expirationValue {
             do throws(ExpirationError) { expiration = try Expiration(headerValue: value) } catch {
-                throw APNsHeaderError(header: APNsHeader.expiration, value: value, reason: .badExpirationDate, problem: error.description)
+                note(APNsHeaderError(header: APNsHeader.expiration, value: value, reason: .badExpirationDate, problem: error.description))
             }
         }
         if let value = authorization {
-            guard let token = APNsHeader.providerToken(inAuthorization: value) else {
-                throw APNsHeaderError(header: APNsHeader.authorization, value: nil, reason: .missingProviderToken, problem: "authorization is not \"bearer <provider token>\"")
+            if let token = APNsHeader.providerToken(inAuthorization: value) {
+                providerToken = token
+            } else {
+                note(APNsHeaderError(header: APNsHeader.authorization, value: nil, reason: .missingProviderToken, problem: "authorization is not \"bearer <provider token>\""))
             }
-            providerToken = token
         }
+        return first
     }
 
     /// The target of a `:path`.

@@ -131,10 +131,7 @@ struct DemoCommand: AsyncParsableCommand {
         if once {
             await server.stop()
         } else {
-            print("Serving until Ctrl-C.")
-            fflush(nil)
-            let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await group.run()
+            try await serve([server], banner: "Serving until Ctrl-C.\n", logger: logger)
             print("herald demo: stopped")
         }
         if failed > 0 { throw ExitStatus.failure }

@@ -207,10 +207,7 @@ struct MockCommand: AsyncParsableCommand {
             }
             trustFile = path
         }
-        print(Self.banner(server: server, trustFile: trustFile, settings: settings), terminator: "")
-        fflush(nil)
-        let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await serve([server], banner: Self.banner(server: server, trustFile: trustFile, settings: settings), logger: logger)
         print("herald mock: stopped")
     }
 

@@ -161,11 +161,8 @@ struct ServeCommand: AsyncParsableCommand {
             lines.append("  admin key  \(key)")
             lines.append("             (shown once: keep it; make scoped keys with POST /v1/keys; lost: --new-admin-key)")
         }
-        print(lines.joined(separator: "\n"))
-        fflush(nil)
         // The server is started: the group only waits for the signal and stops it.
-        let group = ServiceGroup(configuration: .init(services: [StopOnShutdown(server: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await serve([StopOnShutdown(server: server)], banner: lines.joined(separator: "\n") + "\n", logger: logger)
         print("herald serve: stopped")
     }
 

@@ -89,6 +89,31 @@ import Testing
         await client.shutdown()
     }
 
+    /// The deadline counts from the call: a request waiting for a place among those in flight
+    /// ends at its deadline, unsent (a gateway that checked its claim's lease before the call
+    /// relies on it).
+    @Test func aRequestWaitingForAPlaceEndsAtItsDeadlineUnsent() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "delay=3s"))
+        let client = try harness.client {
+            $0.maximumRequestsInFlight = 1
+            $0.requestTimeout = .seconds(10)
+        }
+        let tokens = ClientHarness.tokens(2, salt: 31)
+        async let first = client.outcome(of: ClientHarness.request(to: tokens[0]))
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        let second = await client.outcome(of: ClientHarness.request(to: tokens[1]), timeout: .seconds(1))
+        let waited = ContinuousClock.now - started
+        let error = try #require(second.failure)
+        #expect(error.kind == .deadlineExceeded && error.attempts == 0, "\(error)")
+        #expect(waited < .seconds(2.5), "ended at its own deadline: \(waited)")
+        #expect((try? await first.get()) != nil, "the first is answered after its delay")
+        #expect(harness.mock.notifications().filter { $0.deviceToken == tokens[1].hex }.isEmpty, "the second was never sent")
+        await client.shutdown()
+    }
+
     @Test func logsShortenDeviceTokens() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }

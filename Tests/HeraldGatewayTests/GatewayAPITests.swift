@@ -229,7 +229,7 @@ import Testing
         let first = try await harness.deliveries(try await harness.waitUntilDone(job).root["id"]!.stringValue!)
         #expect(first[0]["state"]?.stringValue == "accepted" && (first[0]["attempts"]?.int64Value ?? 0) >= 3, "\(first[0].value)")
         let second = try await harness.deliveries(try await harness.waitUntilDone(expiring, timeout: .seconds(30)).root["id"]!.stringValue!)
-        #expect(second[0]["state"]?.stringValue == "expired" && second[0]["reason"]?.stringValue == "TooManyRequests")
+        #expect(second[0]["state"]?.stringValue == "expired" && second[0]["reason"]?.stringValue == "TooManyRequests", "\(second[0].value)")
         let third = try await harness.deliveries(try await harness.waitUntilDone(once).root["id"]!.stringValue!)
         #expect(third[0]["state"]?.stringValue == "expired" && third[0]["attempts"]?.int64Value == 1, "expiration 0: one attempt")
         // Every attempt carried the delivery's one apns-id.
