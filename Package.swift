@@ -58,6 +58,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         // `herald serve --postgres`: the gateway's store for several processes.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The interop tests: AsyncHTTPClient (under APNSwift) against the mock.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // `herald bench send`: latency percentiles.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
@@ -192,6 +194,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
+        // Real clients against the mock; AsyncHTTPClient is a test-only dependency.
+        .testTarget(
+            name: "HeraldInteropTests",
+            dependencies: [
+                "HeraldMock", "HeraldAuth", "HeraldProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
         .testTarget(

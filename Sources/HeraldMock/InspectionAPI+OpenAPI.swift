@@ -50,6 +50,17 @@ extension InspectionAPI {
                     "responses": ["200": jsonResponse("The record", ref("Notification")), "404": error],
                 ],
             ],
+            "/api/v1/connections": [
+                "get": [
+                    "summary": "What happened below the requests, newest first: GOAWAYs sent and received, resets, protocol errors, closes",
+                    "parameters": [
+                        parameter("limit", "integer", "At most this many (default 1000; the newest 1000 are kept)"),
+                        parameter("connection", "integer", "Only this connection (as numbered in records)"),
+                        parameter("kind", "string", "Only this kind: \(ConnectionEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))"),
+                    ],
+                    "responses": ["200": jsonResponse("The events", ["type": "object", "properties": ["events": ["type": "array", "items": ref("ConnectionEvent")]]]), "400": error],
+                ],
+            ],
             "/api/v1/notifications/{id}/resend": [
                 "post": [
                     "summary": "Send a recorded push to the mock again (judged, recorded and delivered anew, with a new apns-id)",
@@ -127,6 +138,10 @@ extension InspectionAPI {
             "components": [
                 "schemas": [
                     "Error": object([("error", "string")], required: ["error"]),
+                    "ConnectionEvent": object(
+                        [("id", "integer"), ("at", "integer"), ("connection", "integer"), ("peer", "string"), ("kind", "string"),
+                         ("stream", "integer"), ("code", "string"), ("lastStreamId", "integer"), ("detail", "string")],
+                        required: ["id", "at", "connection", "kind"]),
                     "Notification": notification,
                     "NotificationPage": ["type": "object", "properties": ["total": ["type": "integer"], "count": ["type": "integer"], "notifications": ["type": "array", "items": ref("Notification")]]],
                     "Device": object([("token", "string"), ("topic", "string"), ("environment", "string"), ("state", "string"), ("badge", "integer")]),

@@ -199,6 +199,22 @@ struct InspectionAPI {
             server.removeAllFaults()
             return Response(status: .noContent)
         }
+        router.get("/api/v1/connections") { request, _ in
+            let parameters = request.uri.queryParameters
+            let limit = try Self.query { parameters[Substring($0)].map(String.init) }.limit
+            let connection = try parameters["connection"].map { text -> Int in
+                guard let value = Int(text), value > 0 else { throw Self.badRequest("connection is a connection number (1 or more)") }
+                return value
+            }
+            let kind = try parameters["kind"].map { text -> ConnectionEvent.Kind in
+                guard let kind = ConnectionEvent.Kind(rawValue: String(text)) else {
+                    throw Self.badRequest("kind is one of \(ConnectionEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return kind
+            }
+            let events = core.connectionLog.events(limit: limit, connection: connection, kind: kind)
+            return Self.json(["events": .array(events.map(\.jsonValue))])
+        }
         router.get("/api/v1/channels") { _, _ in
             Self.json(["channels": .array(server.channels.map { $0.jsonValue(subscribers: core.channels.subscribers(of: $0.id).count) })])
         }
@@ -231,6 +247,13 @@ struct InspectionAPI {
                         try await writer.write(buffer)
                     case .cleared:
                         try await writer.write(ByteBuffer(string: "event: cleared\ndata: {}\n\n"))
+                    case .connection(let event):
+                        var out = JSONWriter(output: JSONBytes())
+                        out.value(event.jsonValue)
+                        var buffer = ByteBuffer(string: "event: connection\ndata: ")
+                        buffer.writeBytes(out.output.bytes)
+                        buffer.writeString("\n\n")
+                        try await writer.write(buffer)
                     }
                 }
                 try await writer.finish(nil)

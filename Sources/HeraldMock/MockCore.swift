@@ -79,6 +79,8 @@ final class MockCore: Sendable {
     let faults = FaultTable()
     let events = EventHub()
     let metrics = MockMetrics()
+    /// What happened below the requests (GOAWAYs, resets, protocol errors, closes).
+    let connectionLog = ConnectionLog()
     /// The persistent store, when the server was started with a database.
     let database = Mutex<DatabaseStore?>(nil)
     /// What renders pushes: the app's strings in the mock's languages.
@@ -110,6 +112,18 @@ final class MockCore: Sendable {
     }
 
     func nextConnectionID() -> Int { connectionSequence.add(1, ordering: .relaxed).newValue }
+
+    /// Records a connection event (at the real time: the network's, not the mock's clock) in the
+    /// log, the metrics and the event stream.
+    func log(
+        connection: Int, peer: String?, _ kind: ConnectionEvent.Kind, stream: Int? = nil, code: String? = nil, lastStreamID: Int? = nil,
+        detail: String? = nil
+    ) {
+        let event = connectionLog.add(
+            connection: connection, peer: peer, kind: kind, stream: stream, code: code, lastStreamID: lastStreamID, detail: detail)
+        metrics.count(event)
+        if events.hasSubscribers { events.publish(.connection(event)) }
+    }
 
     /// Where the API reads records: the database when there is one, else memory.
     var recordStore: any RecordStore { database.withLock { $0 } ?? store }

@@ -269,6 +269,11 @@ public final class MockAPNsServer: Service, Sendable {
         core.store.records(matching: query).records
     }
 
+    /// What happened below the requests, newest first (at most the newest 1,000): GOAWAYs sent
+    /// and received, resets of streams not yet answered, resets sent, protocol errors with the
+    /// peer's address, and each closed connection with its requests and resets.
+    public func connectionEvents(limit: Int = 1_000) -> [ConnectionEvent] { core.connectionLog.events(limit: limit) }
+
     /// The recorded request with this `apns-id` (or record id).
     public func notification(id: String) -> NotificationRecord? { core.store.record(id: id) }
 

@@ -98,6 +98,8 @@ public enum MockEvent: Sendable {
     case received(NotificationRecord)
     /// The store was cleared.
     case cleared
+    /// Something happened on a connection (a GOAWAY, a reset, a protocol error, a close).
+    case connection(ConnectionEvent)
 }
 
 /// The devices the mock simulates, each behind its own lock so pushes to different devices run
