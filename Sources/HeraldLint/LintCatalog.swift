@@ -15,18 +15,20 @@ public enum LintCatalog {
         .legacyAlertKey, .customValueNull,
         // Silent notifications
         .silentWithVisibleContent, .backgroundWithVisibleContent, .backgroundWithoutContentAvailable, .backgroundPriority,
+        .contentAvailableNoEffect,
         // Headers and payload
         .pushTypeInvalid, .pushTypeMissing, .topicMissing, .topicMismatch, .priorityInvalid, .collapseIDTooLong,
         .apnsIDInvalid, .apnsIDNotLowercase, .expirationInvalid, .expirationInMilliseconds, .deviceTokenInvalid,
         .deviceTokenUnusualLength, .alertPushWithoutContent, .liveActivityIncomplete, .liveActivityStartIncomplete,
-        .liveActivityStartKeysLater, .liveActivityKeysOnOtherPushType, .broadcastCannotStart, .contentChangedMissing,
+        .liveActivityStartKeysLater, .liveActivityKeysOnOtherPushType, .dismissalDateOutsideEnd, .broadcastCannotStart,
+        .contentChangedMissing,
         // Localization
         .locArgsWithoutKey, .locKeyWithText, .locArgsNotStrings, .alertOnlyBody, .unicodeEscapeInAlert,
         .formatMissingArguments, .formatExtraArguments, .formatNonObjectSpecifier,
         // Sensitive data
         .sensitiveCardNumber, .sensitiveEmail, .sensitiveToken, .sensitiveKeyName,
         // Tooling
-        .simulatorTargetBundle, .watchKitSimulatorActions,
+        .simulatorTargetBundle, .watchKitSimulatorActions, .simulatorKeyMisspelled,
     ]
 
     /// Rules by ordinal: a lookup is an array index.

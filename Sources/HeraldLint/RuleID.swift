@@ -35,6 +35,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     case backgroundWithVisibleContent = "background-with-visible-content"
     case backgroundWithoutContentAvailable = "background-without-content-available"
     case backgroundPriority = "background-priority"
+    case contentAvailableNoEffect = "content-available-no-effect"
     // Headers and payload
     case pushTypeInvalid = "push-type-invalid"
     case pushTypeMissing = "push-type-missing"
@@ -53,6 +54,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     case liveActivityStartIncomplete = "live-activity-start-incomplete"
     case liveActivityStartKeysLater = "live-activity-start-keys-later"
     case liveActivityKeysOnOtherPushType = "live-activity-keys-on-other-push-type"
+    case dismissalDateOutsideEnd = "dismissal-date-outside-end"
     case broadcastCannotStart = "broadcast-cannot-start"
     case contentChangedMissing = "content-changed-missing"
     // Localization
@@ -72,6 +74,7 @@ public enum RuleID: String, Sendable, Hashable, CaseIterable, Codable, CustomStr
     // Tooling
     case simulatorTargetBundle = "simulator-target-bundle"
     case watchKitSimulatorActions = "watchkit-simulator-actions"
+    case simulatorKeyMisspelled = "simulator-key-misspelled"
 
     /// The id.
     public var description: String { rawValue }

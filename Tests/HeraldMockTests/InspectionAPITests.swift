@@ -73,6 +73,24 @@ import Testing
         #expect(try count("") == 0)
     }
 
+    /// A refused request's record says what was sent: a bad device token leaves its push type,
+    /// priority and topic known (they were null), as do an unknown push type the others.
+    @Test func recordsKeepTheHeadersWhateverTheAnswer() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        _ = try await mock.python([
+            H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-priority", "5")], path: "/3/device/not-hex"),
+            H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "sometimes"), ("apns-priority", "5"), ("apns-collapse-id", "group")]),
+        ])
+        let list = try #require(Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)["notifications"] as? [[String: Any]])
+        let badToken = try #require(list.first { $0["reason"] as? String == "BadDeviceToken" }, "\(list)")
+        #expect(badToken["pushType"] as? String == "alert" && badToken["priority"] as? Int == 5 && badToken["topic"] as? String == "com.example.app", "\(badToken)")
+        let badType = try #require(list.first { $0["reason"] as? String == "InvalidPushType" }, "\(list)")
+        #expect(badType["pushType"] is NSNull && badType["priority"] as? Int == 5 && badType["collapseId"] as? String == "group", "\(badType)")
+        let headers = try #require(badType["headers"] as? [[String: String]])
+        #expect(headers.contains(["name": "apns-push-type", "value": "sometimes"]), "the headers as received: \(headers)")
+    }
+
     @Test func devicesAndFaultsFromTheAPI() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }

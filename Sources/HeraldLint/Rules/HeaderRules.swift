@@ -112,9 +112,13 @@ extension LintRule {
 
     static let liveActivityIncomplete = LintRule(
         .liveActivityIncomplete, .error, .headers,
-        summary: "A Live Activity push lacks event or timestamp, or an update lacks content-state.",
-        rationale: "Every Live Activity push carries event and timestamp; an update carries the new content-state (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)).",
-        triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000}}"#, pushType: "liveactivity"), LintExample.headers(#"{"aps":{"content-state":{}}}"#, pushType: "liveactivity")],
+        summary: "A Live Activity push lacks event or timestamp, or an update lacks content-state (also: Live Activity keys with no event and no push type).",
+        rationale: "Every Live Activity push carries event and timestamp; an update carries the new content-state (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)). A payload with Live Activity keys but no event, linted without headers, is such a push missing its event.",
+        triggering: [
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000}}"#, pushType: "liveactivity"),
+            LintExample.headers(#"{"aps":{"content-state":{}}}"#, pushType: "liveactivity"),
+            LintExample(#"{"aps":{"dismissal-date":1700003600}}"#),
+        ],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":1}}}"#, pushType: "liveactivity")])
 
     static let liveActivityStartIncomplete = LintRule(
@@ -126,9 +130,12 @@ extension LintRule {
 
     static let liveActivityStartKeysLater = LintRule(
         .liveActivityStartKeysLater, .warning, .headers,
-        summary: "A Live Activity update or end carries attributes-type or attributes, which only a start uses.",
-        rationale: "attributes-type and attributes describe the activity being started; an update or end cannot change them and they are ignored (\(AppleDocument.liveActivityPushes)). Sending them costs bytes and suggests a start payload reused by mistake.",
-        triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"}}}"#, pushType: "liveactivity")],
+        summary: "A Live Activity update or end carries keys only a start uses: attributes-type, attributes, input-push-token, input-push-channel.",
+        rationale: "attributes-type and attributes describe the activity being started, input-push-token asks the started activity for its update token, and input-push-channel subscribes it to a broadcast channel; an update or end cannot change any of them and they are ignored (\(AppleDocument.liveActivityPushes); \(AppleDocument.broadcastPushes)). Sending them costs bytes and suggests a start payload reused by mistake.",
+        triggering: [
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"}}}"#, pushType: "liveactivity"),
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"input-push-channel":"dHVlc2RheQ=="}}"#, pushType: "liveactivity"),
+        ],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"},"alert":{"title":"Kick-off"}}}"#, pushType: "liveactivity")])
 
     static let liveActivityKeysOnOtherPushType = LintRule(
@@ -137,6 +144,13 @@ extension LintRule {
         rationale: "event, timestamp, content-state and the other Live Activity keys only reach an activity through push type \(PushType.liveactivity) and the \(PushType.liveactivity.topicSuffix ?? "") topic (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"alert":"Goal!","event":"update","timestamp":1,"content-state":{}}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity")])
+
+    static let dismissalDateOutsideEnd = LintRule(
+        .dismissalDateOutsideEnd, .warning, .headers,
+        summary: "A Live Activity start or update carries dismissal-date, which only an end uses.",
+        rationale: "dismissal-date says when an ended Live Activity leaves the Lock Screen; it is read with event end (\(AppleDocument.liveActivityPushes)). On a start or an update it is ignored: the activity stays until an end arrives. To end it, send event end with the dismissal-date.",
+        triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"dismissal-date":1700003600}}"#, pushType: "liveactivity")],
+        nonTriggering: [LintExample.headers(#"{"aps":{"event":"end","timestamp":1700000000,"content-state":{},"dismissal-date":1700003600}}"#, pushType: "liveactivity")])
 
     static let broadcastCannotStart = LintRule(
         .broadcastCannotStart, .error, .headers,
@@ -222,6 +236,14 @@ extension LintPass {
             let inferred = inferredPushType
             report(.pushTypeMissing, "the request has no apns-push-type; this payload looks like a \(inferred.rawValue) push", at: .header(APNsHeader.pushType))
         }
+        if context.pushType == nil, let aps, !apsValues.has(.event) {
+            // Live Activity keys with nothing saying which event they are for.
+            let keys = APSKey.keys.filter { $0.isLiveActivityKey && apsValues.has($0) }
+            if !keys.isEmpty {
+                let names = keys.map { "\"\($0)\"" }.joined(separator: ", ")
+                report(.liveActivityIncomplete, "\(names) \(keys.count == 1 ? "is a Live Activity key" : "are Live Activity keys"), but aps has no \"event\" (start, update or end) and the push type is not liveactivity", at: aps)
+            }
+        }
         guard let pushType, let aps else { return }
         switch pushType {
         case .alert:
@@ -239,10 +261,14 @@ extension LintPass {
                 report(.liveActivityIncomplete, "a Live Activity push needs \(missing.joined(separator: " and ")) in aps", at: aps)
             }
             if let event, event != LiveActivityEvent.start.rawValue {
-                let startOnly = [APSKey.attributesType, .attributes].filter { apsValues.has($0) }
+                let startOnly = [APSKey.attributesType, .attributes, .inputPushToken, .inputPushChannel].filter { apsValues.has($0) }
                 if let first = startOnly.first, let node = apsValues[first] {
-                    report(.liveActivityStartKeysLater, "\(startOnly.map { "\"\($0)\"" }.joined(separator: " and ")) only apply to event start; on \(event) they are ignored", at: node)
+                    let names = startOnly.map { "\"\($0)\"" }.joined(separator: " and ")
+                    report(.liveActivityStartKeysLater, "\(names) only \(startOnly.count == 1 ? "applies" : "apply") to event start; on \(event) \(startOnly.count == 1 ? "it is" : "they are") ignored", at: node)
                 }
+            }
+            if let event, event != LiveActivityEvent.end.rawValue, let node = apsValues[.dismissalDate] {
+                report(.dismissalDateOutsideEnd, "\"dismissal-date\" applies to event end; on \(event) it is ignored", at: node)
             }
             if event == LiveActivityEvent.start.rawValue {
                 let needed: [(APSKey, String)] = [(.attributesType, "\"attributes-type\""), (.attributes, "\"attributes\""), (.alert, "\"alert\"")]
@@ -265,7 +291,7 @@ extension LintPass {
         let liveActivityKeys = APSKey.keys.filter { $0.isLiveActivityKey && apsValues.has($0) }
         if let first = liveActivityKeys.first, let node = apsValues[first] {
             let names = liveActivityKeys.map { "\"\($0)\"" }.joined(separator: ", ")
-            report(.liveActivityKeysOnOtherPushType, "\(names) only reach a Live Activity with push type liveactivity, not \(pushType.rawValue)", at: node)
+            report(.liveActivityKeysOnOtherPushType, "\(names) only \(liveActivityKeys.count == 1 ? "reaches" : "reach") a Live Activity with push type liveactivity, not \(pushType.rawValue)", at: node)
         }
     }
 

@@ -8,7 +8,20 @@ extension LintRule {
         summary: "content-available is 1 but the payload also has alert, sound or badge.",
         rationale: "\"For a silent notification, take care to ensure there is no alert, sound, or badge payload in the aps dictionary. If you don't follow this guidance, the incorrectly-configured notification might be throttled and not delivered to the app in the background, and instead of being silent is displayed to the user\" (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\").",
         triggering: [LintExample(#"{"aps":{"content-available":1,"alert":"New content"}}"#), LintExample(#"{"aps":{"content-available":1,"badge":1}}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"content-available":1},"acme":"sync"}"#)])
+        nonTriggering: [
+            LintExample(#"{"aps":{"content-available":1},"acme":"sync"}"#),
+            LintExample.headers(#"{"aps":{"content-available":1,"event":"update","timestamp":1700000000,"content-state":{},"alert":{"title":"Goal"}}}"#, pushType: "liveactivity"),
+        ])
+
+    static let contentAvailableNoEffect = LintRule(
+        .contentAvailableNoEffect, .info, .silent,
+        summary: "content-available is sent with a Live Activity push, where it has no effect.",
+        rationale: "A Live Activity push updates the activity through ActivityKit; it never wakes the app in the background, and it is never silent (\(AppleDocument.liveActivityPushes)). \(APSKey.contentAvailable) belongs to background updates (\(AppleDocument.pushingBackgroundUpdates)); here it is carried along for nothing.",
+        triggering: [LintExample.headers(#"{"aps":{"content-available":1,"event":"update","timestamp":1700000000,"content-state":{},"alert":{"title":"Goal"}}}"#, pushType: "liveactivity")],
+        nonTriggering: [
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{}}}"#, pushType: "liveactivity"),
+            LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "background", priority: "5"),
+        ])
 
     static let backgroundWithVisibleContent = LintRule(
         .backgroundWithVisibleContent, .error, .silent,
@@ -44,7 +57,12 @@ extension LintPass {
 
     mutating func checkSilent() {
         guard let aps else { return }
-        if wakesApp && hasVisibleContent {
+        if pushType == .liveactivity {
+            // Never silent: content-available only rides along.
+            if let node = apsValues[.contentAvailable] {
+                report(.contentAvailableNoEffect, "\"content-available\" has no effect on a Live Activity push; the activity is updated, the app is not woken", at: node)
+            }
+        } else if wakesApp && hasVisibleContent {
             let keys = [APSKey.alert, .sound, .badge].filter { apsValues.has($0) }.map { "\"\($0)\"" }.joined(separator: ", ")
             report(.silentWithVisibleContent, "content-available is 1 alongside \(keys): the push may be throttled and shown instead of staying silent", at: aps)
         }

@@ -22,14 +22,34 @@ extension LintRule {
             LintExample(#"{"aps":{"alert":"Hi","category":"myCategory"}}"#),
             LintExample(#"{"aps":{"alert":"Hi"},"WatchKit Simulator Actions":[]}"#, LintContext(isSimulatorFile: true)),
         ])
+
+    static let simulatorKeyMisspelled = LintRule(
+        .simulatorKeyMisspelled, .warning, .tooling,
+        summary: "A top-level key is a near miss of \"Simulator Target Bundle\", which the Simulator reads only spelled exactly.",
+        rationale: "xcrun simctl push and a .apns file dropped on the Simulator find the app by \"\(PayloadKey.simulatorTargetBundle)\", spelled exactly (\(AppleDocument.simulatorPush)); \"Simulate Target Bundle\" or \"simulator target bundle\" is an ordinary custom key, and the Simulator asks which app to send to, or refuses the file.",
+        triggering: [
+            LintExample(#"{"Simulate Target Bundle":"com.example.MyApp","aps":{"alert":"Hi"}}"#, LintContext(isSimulatorFile: true)),
+            LintExample(#"{"Simulation Target Bundle":"com.example.MyApp","aps":{"alert":"Hi"}}"#, LintContext(isSimulatorFile: true)),
+        ],
+        nonTriggering: [
+            LintExample(#"{"Simulator Target Bundle":"com.example.MyApp","aps":{"alert":"Hi"}}"#, LintContext(isSimulatorFile: true)),
+            LintExample(#"{"target":"com.example.MyApp","aps":{"alert":"Hi"}}"#, LintContext(isSimulatorFile: true)),
+        ])
 }
 
 extension LintPass {
     static let simulatorTargetBundle = PayloadKey.simulatorTargetBundle.description
     static let watchKitSimulatorActions = PayloadKey.watchKitSimulatorActions.description
 
+    /// "simulatortargetbundle": the key folded to lowercase letters, for near misses.
+    private static let foldedSimulatorKey = "simulatortargetbundle"
+
     /// Called by the form check for each top-level member that is not `aps`.
     mutating func checkTooling(_ member: JSONDocument.Member) {
+        if let misspelled = Self.nearMissOfSimulatorKey(member) {
+            report(.simulatorKeyMisspelled, "\"\(misspelled)\" is not \"\(Self.simulatorTargetBundle)\": the Simulator reads only that spelling", atKeyOf: member)
+            return
+        }
         guard !context.isSimulatorFile else { return }
         if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
             let target = member.value.stringValue.map { " (\($0))" } ?? ""
@@ -37,5 +57,23 @@ extension LintPass {
         } else if member.keyNode.stringEquals(Self.watchKitSimulatorActions) {
             report(.watchKitSimulatorActions, "\"\(Self.watchKitSimulatorActions)\" is for the watchOS simulator; devices take actions from the category, and APNs delivers this as custom data", atKeyOf: member)
         }
+    }
+
+    /// The key, when it is close to "Simulator Target Bundle" without being it: letters folded
+    /// to lowercase (spaces, dashes and underscores dropped) within three edits. Only keys of a
+    /// plausible length are compared, so the cost is bounded whatever the payload.
+    static func nearMissOfSimulatorKey(_ member: JSONDocument.Member) -> String? {
+        let range = member.keyNode.rawStringBytes
+        guard (15...40).contains(range.count), !member.keyNode.stringEquals(simulatorTargetBundle), let key = member.keyNode.stringValue else { return nil }
+        var folded = ""
+        for scalar in key.unicodeScalars {
+            switch scalar.value {
+            case 0x41...0x5A: folded.unicodeScalars.append(Unicode.Scalar(scalar.value + 32)!)
+            case 0x61...0x7A: folded.unicodeScalars.append(scalar)
+            case 0x20, 0x2D, 0x5F: continue
+            default: return nil
+            }
+        }
+        return KeySuggester.editDistance(folded, foldedSimulatorKey, limit: 3) <= 3 ? key : nil
     }
 }
