@@ -126,7 +126,9 @@ extension LocalizationBundle {
         for folder in lprojFolders.sorted(by: { ($0.depth, $0.path) < ($1.depth, $1.path) }) {
             let localization = String(FileSystem.lastComponent(folder.path).dropLast(6))
             if let earlier = seen[localization] {
-                diagnostics.append(LocalizationDiagnostic(.note, "\(folder.path) is ignored: \(earlier) already provides \(localization)"))
+                // Several targets' resources (an app and its extensions): say whose are used.
+                diagnostics.append(LocalizationDiagnostic(
+                    .warning, "\(folder.path) is ignored: \(earlier) already provides \(localization) (the shallowest folder wins); give one target's folder with --bundle to choose"))
                 continue
             }
             seen[localization] = folder.path
@@ -155,7 +157,15 @@ extension LocalizationBundle {
             }
         }
 
-        for path in catalogs.sorted() {
+        var catalogFolders: [String: String] = [:]
+        for path in catalogs.sorted(by: { ($0.split(separator: "/").count, $0) < ($1.split(separator: "/").count, $1) }) {
+            let name = FileSystem.lastComponent(path)
+            if let earlier = catalogFolders[name] {
+                diagnostics.append(LocalizationDiagnostic(
+                    .warning, "\(path) is ignored: \(earlier) is also a \(name) (the shallowest wins); give one target's folder with --bundle to choose"))
+                continue
+            }
+            catalogFolders[name] = path
             do {
                 let catalog = try StringCatalog(bytes: try FileSystem.read(path), path: path)
                 bundle.addCatalog(catalog, tableName: String(FileSystem.lastComponent(path).dropLast(10)), path: path)
@@ -165,6 +175,13 @@ extension LocalizationBundle {
             }
         }
 
+        if hasBase, bundle.developmentRegion == nil {
+            // Xcode makes new projects with English as the development region: Base.lproj then
+            // holds English (its plural rules: 1 is "one").
+            bundle.developmentRegion = "en"
+            diagnostics.append(LocalizationDiagnostic(
+                .note, "no development region is given (CFBundleDevelopmentRegion in Info.plist, or a catalog's sourceLanguage): Base.lproj is taken as English, Xcode's default"))
+        }
         var localizations = Array(bundle.tables.keys)
         if case .array(let declared)? = bundle.info?["CFBundleLocalizations"] {
             for case .string(let name) in declared where !localizations.contains(name) { localizations.append(name) }

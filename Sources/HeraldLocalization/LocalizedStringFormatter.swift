@@ -20,7 +20,7 @@ import HeraldPayload
 ///   reported as an error; arguments that no specifier uses are reported as a warning. With
 ///   ``Options/marksProblems`` the gaps are shown as `⟨…⟩` markers.
 /// - A `%` that does not start a specifier is dropped and the text after it shown (`%y` shows
-///   `y`, a trailing `%` nothing), as Foundation does.
+///   `y`, a trailing `%` nothing), as Foundation does, with a warning (a percent sign is `%%`).
 public struct LocalizedStringFormatter: Sendable {
     /// How gaps are shown.
     public struct Options: Sendable, Hashable {
@@ -62,6 +62,7 @@ public struct LocalizedStringFormatter: Sendable {
         var diagnostics: [LocalizationDiagnostic] = []
         var used = arguments.indices.map { selectorArguments.contains($0) }
         var reportedMissing: Set<Int> = []
+        var dropped: [String] = []
         for segment in scanned.segments {
             switch segment {
             case .literal(let literal):
@@ -72,6 +73,7 @@ public struct LocalizedStringFormatter: Sendable {
                 // Drop the `%` scalar, not the first Character: a combining mark after `%`
                 // makes them one grapheme.
                 text.unicodeScalars += written.unicodeScalars.dropFirst()
+                if dropped.count < 4 { dropped.append(written) }
             case .variable(let name, let position, _):
                 // A `%#@name@` left after variables were resolved has no definition.
                 let index = position
@@ -109,6 +111,11 @@ public struct LocalizedStringFormatter: Sendable {
             let list = unused.map { "\($0 + 1) (\"\(arguments[$0])\")" }.joined(separator: ", ")
             diagnostics.append(LocalizationDiagnostic(
                 .warning, "\(unused.count == 1 ? "argument" : "arguments") \(list) \(unused.count == 1 ? "is" : "are") not used by the format \"\(format)\""))
+        }
+        if !dropped.isEmpty {
+            let list = dropped.map { "\"\($0)\"" }.joined(separator: ", ")
+            diagnostics.append(LocalizationDiagnostic(
+                .warning, "\(list) \(dropped.count == 1 ? "starts" : "start") no conversion: the device drops the % and shows the rest; write %% for a percent sign"))
         }
         if scanned.mixesPositionalAndSequential {
             diagnostics.append(LocalizationDiagnostic(

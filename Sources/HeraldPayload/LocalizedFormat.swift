@@ -203,12 +203,15 @@ public struct LocalizedFormat: Sendable, Hashable {
                 defer { sequentialIndex += 1 }
                 return sequentialIndex
             }
-            // `%#@name@` (stringsdict variable).
-            if index + 1 < count, bytes[index] == UInt8(ascii: "#"), bytes[index + 1] == UInt8(ascii: "@") {
-                var end = index + 2
+            // `%#@name@` (stringsdict variable), also after a width (`%1#@name@`): CoreFoundation
+            // reads flags and width in any order, and a width does nothing to an object.
+            var hash = index
+            while hash < count, isDigit(bytes[hash]) { hash += 1 }
+            if hash + 1 < count, bytes[hash] == UInt8(ascii: "#"), bytes[hash + 1] == UInt8(ascii: "@") {
+                var end = hash + 2
                 while end < count, bytes[end] != UInt8(ascii: "@") { end += 1 }
-                if end < count, end > index + 2 {
-                    segments.append(.variable(name: text((index + 2)..<end), argumentIndex: nextArgument(), explicitPosition: position != nil))
+                if end < count, end > hash + 2 {
+                    segments.append(.variable(name: text((hash + 2)..<end), argumentIndex: nextArgument(), explicitPosition: position != nil))
                     index = end + 1
                     literalStart = index
                     continue

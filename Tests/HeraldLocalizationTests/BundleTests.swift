@@ -81,6 +81,50 @@ import Testing
         }
     }
 
+    static let filesDictionary = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>FILES</key><dict>
+        <key>NSStringLocalizedFormatKey</key><string>FORMAT</string>
+        <key>files</key><dict><key>NSStringFormatSpecTypeKey</key><string>NSStringPluralRuleType</string>
+        <key>NSStringFormatValueTypeKey</key><string>@</string>
+        <key>one</key><string>%@ file</string><key>other</key><string>%@ files</string></dict>
+        </dict></dict></plist>
+        """
+
+    /// A `Base.lproj` table with no development region known: Xcode's default, English (1 is
+    /// "one"; it took no plural rules and showed "1 files").
+    @Test func baseTablesWithoutADevelopmentRegionAreEnglish() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("App/Base.lproj/Localizable.stringsdict", Self.filesDictionary.replacingOccurrences(of: "FORMAT", with: "%#@files@"))
+        let bundle = try LocalizationBundle.load(path: directory.path("App"))
+        #expect(bundle.developmentRegion == "en")
+        #expect(bundle.diagnostics.contains { $0.message.contains("Base.lproj is taken as English") })
+        let localizer = Localizer(bundle: bundle, preferredLanguages: ["de"])
+        #expect(localizer.localizedString(forKey: "FILES", arguments: ["1"]).text == "1 file")
+        #expect(localizer.localizedString(forKey: "FILES", arguments: ["3"]).text == "3 files")
+    }
+
+    /// `%1#@files@`: a width before the variable (CoreFoundation reads flags and width in any
+    /// order); the variable is expanded, not printed as "1#@files@".
+    @Test func aWidthBeforeAVariableStillNamesTheVariable() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("App/en.lproj/Localizable.stringsdict", Self.filesDictionary.replacingOccurrences(of: "FORMAT", with: "You have %1#@files@."))
+        let bundle = try LocalizationBundle.load(path: directory.path("App"))
+        let text = Localizer(bundle: bundle, preferredLanguages: ["en"]).localizedString(forKey: "FILES", arguments: ["1"])
+        #expect(text.text == "You have 1 file.", "\(text)")
+    }
+
+    /// Two targets' resources under one folder: the one used is named, the other said ignored.
+    @Test func severalTargetsAreNamedNotMixedSilently() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("Project/App/en.lproj/Localizable.strings", "\"HELLO\" = \"Hello from the app\";")
+        try directory.write("Project/App/Widget/en.lproj/Localizable.strings", "\"HELLO\" = \"Hello from the widget\";")
+        let bundle = try LocalizationBundle.load(path: directory.path("Project"))
+        let warning = try #require(bundle.diagnostics.first { $0.severity == .warning && $0.message.contains("Widget/en.lproj is ignored") }, "\(bundle.diagnostics)")
+        #expect(warning.message.contains("App/en.lproj") && warning.message.contains("--bundle"))
+        #expect(Localizer(bundle: bundle, preferredLanguages: ["en"]).localizedString(forKey: "HELLO", arguments: nil).text == "Hello from the app")
+    }
+
     /// `--strings` with a catalog of any name: it is the table keys are looked up in.
     @Test func aSingleCatalogOfAnyNameIsTheTable() throws {
         let directory = try TemporaryDirectory()

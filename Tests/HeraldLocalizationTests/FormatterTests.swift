@@ -24,6 +24,17 @@ import Testing
         #expect(!result.diagnostics.contains { $0.severity == .error })
     }
 
+    /// A `%` that starts no conversion is dropped, as Foundation does, and said: a percent sign
+    /// is `%%` (it was dropped silently).
+    @Test func aPercentThatStartsNoConversionIsDroppedAndSaid() throws {
+        let result = formatter.format("50%! %y and 100%", arguments: [])
+        #expect(result.text == "50! y and 100")
+        let warning = try #require(result.diagnostics.first { $0.severity == .warning })
+        #expect(warning.message.contains("\"%!\", \"%y\", \"%\""), "\(warning.message)")
+        #expect(warning.message.contains("%%"))
+        #expect(formatter.format("100%% sure", arguments: []).diagnostics.isEmpty)
+    }
+
     @Test func fewerArgumentsLeaveGapsAndAnError() throws {
         let result = formatter.format("%@ and %@ have invited you", arguments: ["Jenna"])
         #expect(result.text == "Jenna and  have invited you")
