@@ -97,7 +97,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            ]
+            ],
+            // The inbox's web sources, embedded by Scripts/embed-inbox (InboxAssets.swift).
+            exclude: ["Inbox"]
         ),
         .target(
             name: "HeraldClient",

@@ -92,6 +92,10 @@ import Testing
         for text in ["Lunch at noon", "Score 2-0", "400 BadDeviceToken", "silent: wakes the app", "(6)", "Jenna and Frank have invited you"] {
             #expect(list.contains(text), "the list shows \(text)")
         }
+        // The connection log: the client's connection, opened, with its address, through the
+        // live stream.
+        let connections = try #require(list.range(of: "id=\"connections\"").map { String(list[$0.lowerBound...]) })
+        #expect(connections.contains("opened") && connections.contains("127.0.0.1:"), "the connections panel shows the client's connection")
         // The device view: the badge, the newer of two pushes with one collapse id only, the
         // thread stacked, the silent wake listed apart.
         let devices = try #require(list.range(of: "id=\"devices\"").map { String(list[$0.lowerBound...]) })
