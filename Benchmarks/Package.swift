@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "HeraldPayload", package: "Herald"),
                 .product(name: "HeraldLocalization", package: "Herald"),
                 .product(name: "HeraldDevice", package: "Herald"),
+                .product(name: "HeraldLint", package: "Herald"),
                 .product(name: "HeraldTestSupport", package: "Herald"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

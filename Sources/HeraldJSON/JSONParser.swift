@@ -111,6 +111,8 @@ private struct Scanner: ~Copyable {
     var lastComma = 0
     /// Whether whitespace or a string escape was seen: if neither, the text is compact canonical.
     var sawWhitespaceOrEscape = false
+    /// Errors are located walking forward from the last one: many errors cost one pass.
+    var cursor = SourceCursor()
 
     init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.buffer = buffer
@@ -134,7 +136,7 @@ private struct Scanner: ~Copyable {
         }
     }
 
-    private func checkByteOrderMark() throws(JSONParseError) {
+    private mutating func checkByteOrderMark() throws(JSONParseError) {
         let count = buffer.count
         if count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
             throw error(.byteOrderMark(encoding: "UTF-8"), at: 0)
@@ -414,7 +416,7 @@ private struct Scanner: ~Copyable {
         while position < buffer.count, isDigit(buffer[position]) { position += 1 }
     }
 
-    private func requireDigit(after what: String) throws(JSONParseError) {
+    private mutating func requireDigit(after what: String) throws(JSONParseError) {
         guard position < buffer.count else {
             throw error(.unexpectedEndOfInput(expected: "a digit after \(what)"))
         }
@@ -553,16 +555,16 @@ private struct Scanner: ~Copyable {
 
     // MARK: Errors
 
-    func locate(_ offset: Int) -> SourceLocation {
-        SourceLocation.scan(buffer, upTo: offset)
+    mutating func locate(_ offset: Int) -> SourceLocation {
+        cursor.location(ofOffset: offset, in: buffer)
     }
 
-    func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {
+    mutating func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {
         JSONParseError(reason: reason, location: locate(offset ?? position))
     }
 
     /// An "expected X, found Y" error at `position`, with a hint for the usual mistakes.
-    func unexpected(expected: String, hint: String? = nil) -> JSONParseError {
+    mutating func unexpected(expected: String, hint: String? = nil) -> JSONParseError {
         guard position < buffer.count else {
             return error(.unexpectedEndOfInput(expected: expected))
         }

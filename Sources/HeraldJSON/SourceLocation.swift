@@ -41,7 +41,8 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
                 line += 1
                 lineStart = index + 1
             } else if byte == UInt8(ascii: "\r") {
-                if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
+                // CRLF is one break; an offset on its LF is on the next line, at column 1.
+                if index + 1 < offset, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
                 line += 1
                 lineStart = index + 1
             }
@@ -53,6 +54,51 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool { lhs.offset < rhs.offset }
+}
+
+/// Walks a text forward, keeping the line and column of where it stands: the locations of
+/// offsets asked for in increasing order cost one pass over the text in all (an offset before
+/// the last one starts again from the beginning). Line breaks and columns as in
+/// ``SourceLocation``.
+public struct SourceCursor: Sendable {
+    private var index = 0
+    private var line = 1
+    private var column = 1
+
+    /// A cursor at the start of a text.
+    public init() {}
+
+    /// The location of `offset` in `bytes` (clamped to the text).
+    public mutating func location(ofOffset offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> SourceLocation {
+        let offset = max(0, min(offset, bytes.count))
+        if offset < index { self = SourceCursor() }
+        while index < offset {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+                index += 1
+            } else if byte == UInt8(ascii: "\r") {
+                // CRLF is one break (an offset on its LF is on the next line, at column 1).
+                index += index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "\n") ? 2 : 1
+                line += 1
+                column = 1
+            } else {
+                if byte & 0xC0 != 0x80 { column += 1 }
+                index += 1
+            }
+        }
+        return SourceLocation(offset: offset, line: line, column: column)
+    }
+
+    /// The locations of `offsets`, in their order, in one pass over `bytes` (they are sorted).
+    public static func locations(ofOffsets offsets: [Int], in bytes: UnsafeBufferPointer<UInt8>) -> [SourceLocation] {
+        let order = offsets.indices.sorted { offsets[$0] < offsets[$1] }
+        var result = [SourceLocation](repeating: SourceLocation(offset: 0, line: 1, column: 1), count: offsets.count)
+        var cursor = SourceCursor()
+        for position in order { result[position] = cursor.location(ofOffset: offsets[position], in: bytes) }
+        return result
+    }
 }
 
 /// Turns byte offsets into line and column numbers for one text, building its line table once.
@@ -72,6 +118,12 @@ public struct SourceLocator: Sendable {
     /// The location of the byte at `offset` (clamped to the text; `bytes.count` is the end).
     public mutating func location(ofOffset offset: Int) -> SourceLocation {
         let offset = max(0, min(offset, bytes.count))
+        // On the LF of a CRLF: the next line, at column 1 (as the other locators say).
+        if offset > 0, offset < bytes.count, bytes[offset] == UInt8(ascii: "\n"), bytes[offset - 1] == UInt8(ascii: "\r") {
+            var next = location(ofOffset: offset + 1)
+            next.offset = offset
+            return next
+        }
         let starts = lineStarts ?? Self.computeLineStarts(bytes)
         lineStarts = starts
         // The last line start that is <= offset.

@@ -11,10 +11,14 @@ enum KeySuggester {
     struct Candidates: Sendable {
         let names: [String]
         let normalized: [String]
+        /// Longer keys cannot be a respelling of any name (separators and case at most double a
+        /// name, and two edits add two characters): they are not compared, whatever their size.
+        let longestRespelling: Int
 
         init(_ names: [String]) {
             self.names = names
             self.normalized = names.map(KeySuggester.normalize)
+            longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
         }
     }
 
@@ -38,6 +42,7 @@ enum KeySuggester {
     /// `contentAvailable`, `Content-Available` for `content-available`), or `nil`. Stricter than
     /// ``suggestion(for:among:)``: for keys that may well be custom data.
     static func sameShape(_ key: String, among candidates: Candidates) -> String? {
+        guard key.utf8.count <= candidates.longestRespelling else { return nil }
         let normalized = normalize(key)
         guard let index = candidates.normalized.firstIndex(of: normalized), candidates.names[index] != key else { return nil }
         return candidates.names[index]
@@ -45,6 +50,7 @@ enum KeySuggester {
 
     /// The best candidate for `key`, or `nil`.
     static func suggestion(for key: String, among candidates: Candidates) -> String? {
+        guard key.utf8.count <= candidates.longestRespelling else { return nil }
         let normalized = normalize(key)
         if let exact = candidates.normalized.firstIndex(of: normalized) { return candidates.names[exact] }
         var best: (candidate: String, distance: Int)?
@@ -61,23 +67,29 @@ enum KeySuggester {
     /// Lowercase kebab-case: `threadID` → `thread-id`, `thread_id` → `thread-id`.
     static func normalize(_ key: String) -> String {
         if key.utf8.allSatisfy({ $0 < 0x80 }) { return normalizeASCII(key) }
-        var result = ""
+        // By scalar, remembering whether a dash was just written (no look back into the result).
+        var result = String.UnicodeScalarView()
+        var lastWasDash = true  // no dash at the start
         var previousWasLower = false
-        for character in key {
-            if character == "_" || character == " " || character == "-" || character == "." {
-                if !result.hasSuffix("-") && !result.isEmpty { result.append("-") }
+        for scalar in key.unicodeScalars {
+            let properties = scalar.properties
+            if scalar == "_" || scalar == " " || scalar == "-" || scalar == "." {
+                if !lastWasDash { result.append("-") }
+                lastWasDash = true
                 previousWasLower = false
-            } else if character.isUppercase {
-                if previousWasLower && !result.hasSuffix("-") { result.append("-") }
-                result.append(contentsOf: character.lowercased())
+            } else if properties.isUppercase {
+                if previousWasLower && !lastWasDash { result.append("-") }
+                result.append(contentsOf: properties.lowercaseMapping.unicodeScalars)
+                lastWasDash = false
                 previousWasLower = false
             } else {
-                result.append(character)
-                previousWasLower = character.isLowercase || character.isNumber
+                result.append(scalar)
+                lastWasDash = false
+                previousWasLower = properties.isLowercase || properties.numericType != nil
             }
         }
-        while result.hasSuffix("-") { result.removeLast() }
-        return result
+        while result.last == "-" { result.removeLast() }
+        return String(result)
     }
 
     /// The same for ASCII keys, on bytes (no Unicode property lookups).

@@ -130,11 +130,18 @@ struct LintPass {
 
     /// Resolves targets to pointers and line:columns, and orders the findings: header findings
     /// first, then by position.
+    ///
+    /// The cost is linear in the body and the findings: every line and column comes from one
+    /// forward pass over the body (the offsets sorted first), and with more than a few findings
+    /// each pointer is read upwards from an index of parents built once, instead of descending
+    /// from the root through each container's members.
     func finish() -> LintReport {
         let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
         var diagnostics: [LintDiagnostic] = []
         diagnostics.reserveCapacity(findings.count)
-        var locator: SourceLocator?
+        // The node findings: pointer, subject and offset first; locations after, in one pass.
+        var located: [(diagnostic: LintDiagnostic, offset: Int)] = []
+        var paths: PointerIndex?
         for finding in findings {
             let severity = settings.severities[finding.rule.ordinal]
             switch finding.target {
@@ -144,25 +151,33 @@ struct LintPass {
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
             case .node(let index), .key(let index, _):
                 guard let document, let node = document.node(at: index) else { continue }
-                let pointer = document.pointer(to: node)
-                // A value hidden by a later duplicate key is used by no reader and named by no
-                // pointer; `duplicate-key` already reports the repetition.
-                guard document.resolve(pointer)?.index == node.index else { continue }
+                let pointer: JSONPointer
+                if findings.count <= 4 {
+                    pointer = document.pointer(to: node)
+                    // A value hidden by a later duplicate key is used by no reader and named by no
+                    // pointer; `duplicate-key` already reports the repetition.
+                    guard document.resolve(pointer)?.index == node.index else { continue }
+                } else {
+                    if paths == nil { paths = PointerIndex(document) }
+                    guard let found = paths!.pointer(to: index) else { continue }
+                    pointer = found
+                }
                 var offset = node.byteRange.lowerBound
                 var subject = LintDiagnostic.Subject.value(pointer)
                 if case .key(_, let keyOffset) = finding.target {
                     offset = keyOffset
                     subject = .key(pointer)
                 }
-                let location: SourceLocation
-                if findings.count <= 4 {
-                    // A few lookups: scanning up to each offset beats building a line table.
-                    location = document.location(ofOffset: offset)
-                } else {
-                    if locator == nil { locator = SourceLocator(bytes: document.bytes) }
-                    location = locator!.location(ofOffset: offset)
-                }
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: location))
+                located.append((LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: nil), offset))
+            }
+        }
+        if !located.isEmpty {
+            let text = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
+            for (index, entry) in located.enumerated() {
+                var diagnostic = entry.diagnostic
+                diagnostic.location = locations[index]
+                diagnostics.append(diagnostic)
             }
         }
         diagnostics.sort { lhs, rhs in
@@ -174,6 +189,63 @@ struct LintPass {
             }
         }
         return LintReport(diagnostics: diagnostics, byteCount: bytes.count, limit: limit, document: document)
+    }
+}
+
+/// Every value's parent and its place there (a member's key, an element's position), built in
+/// one walk of the document: a finding's pointer is then read upwards in the depth of the
+/// value, and a value hidden by a later duplicate key (named by no pointer) is known at once.
+struct PointerIndex {
+    private enum Step {
+        case member(parent: Int, key: JSONDocument.Node)
+        case element(parent: Int, position: Int)
+    }
+
+    private let document: JSONDocument
+    private var steps: [Int: Step] = [:]
+    /// Values that a later member with the same key hides.
+    private var hidden: Set<Int> = []
+
+    init(_ document: JSONDocument) {
+        self.document = document
+        var stack = [document.root]
+        while let node = stack.popLast() {
+            switch node.kind {
+            case .object:
+                var lastByKey: [String: Int] = [:]
+                for member in node.members {
+                    steps[member.value.index] = .member(parent: node.index, key: member.keyNode)
+                    if let earlier = lastByKey.updateValue(member.value.index, forKey: member.key) { hidden.insert(earlier) }
+                    stack.append(member.value)
+                }
+            case .array:
+                for (position, element) in node.elements.enumerated() {
+                    steps[element.index] = .element(parent: node.index, position: position)
+                    stack.append(element)
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// The pointer to the value at `index`, or nil when a later duplicate key hides it (or one of
+    /// its containers).
+    func pointer(to index: Int) -> JSONPointer? {
+        var tokens: [String] = []
+        var current = index
+        while let step = steps[current] {
+            if hidden.contains(current) { return nil }
+            switch step {
+            case .member(let parent, let key):
+                tokens.append(key.stringValue ?? "")
+                current = parent
+            case .element(let parent, let position):
+                tokens.append(String(position))
+                current = parent
+            }
+        }
+        return JSONPointer(tokens: tokens.reversed())
     }
 }
 

@@ -112,20 +112,33 @@ enum SensitiveData {
     }
 
     /// A likely credential: a JWT, a bearer token, or a well-known API key format. One pass over
-    /// the bytes looks for the first byte of each pattern; this runs on every custom string of
-    /// every payload.
+    /// the bytes looks for the first byte of each pattern, and every check at a position is
+    /// bounded: prefixes are compared in place, and the length of the base64url run from each
+    /// position comes from one backward pass (a run of `s` or `eyJ` costs a pass, not a search
+    /// from each of its bytes). This runs on every custom string of every payload.
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
+        // runEnd[i]: where the base64url run that contains i ends (i itself when it is not in one).
+        var runEnd = [Int32](repeating: 0, count: bytes.count + 1)
+        runEnd[bytes.count] = Int32(bytes.count)
+        var position = bytes.count - 1
+        while position >= 0 {
+            runEnd[position] = isBase64URL(bytes[position]) ? runEnd[position + 1] : Int32(position)
+            position -= 1
+        }
+        func run(from start: Int) -> Int { start < bytes.count ? Int(runEnd[start]) - start : 0 }
         for start in 0..<(bytes.count - 3) {
             switch bytes[start] {
             case UInt8(ascii: "e"):
-                if isJWT(bytes, at: start) { return "a JSON Web Token" }
+                if isJWT(bytes, at: start, run: run) { return "a JSON Web Token" }
             case UInt8(ascii: "b"), UInt8(ascii: "B"):
                 if asciiCaseInsensitiveMatch("bearer ", in: bytes, at: start) {
+                    // At most 16 characters are needed to say yes: the scan stops there.
                     var end = start + 7
-                    while end < bytes.count, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".") || bytes[end] == UInt8(ascii: "~")
-                        || bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "/") || bytes[end] == UInt8(ascii: "=") {
+                    while end < bytes.count, end - (start + 7) < 16, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".")
+                        || bytes[end] == UInt8(ascii: "~") || bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "/")
+                        || bytes[end] == UInt8(ascii: "=") {
                         end += 1
                     }
                     if end - (start + 7) >= 16 { return "a bearer token" }
@@ -134,8 +147,8 @@ enum SensitiveData {
                 let prefixes = apiKeyPrefixes
                 for slot in prefixes.indices {
                     let prefix = prefixes[slot]
-                    if prefix.utf8Start[0] == bytes[start], index(of: prefix, in: bytes, from: start) == start,
-                       base64URLRun(bytes, from: start + prefix.utf8CodeUnitCount) >= 16 {
+                    if prefix.utf8Start[0] == bytes[start], matches(prefix, in: bytes, at: start),
+                       run(from: start + prefix.utf8CodeUnitCount) >= 16 {
                         return "an API key (\(prefix)…)"
                     }
                 }
@@ -147,14 +160,21 @@ enum SensitiveData {
     }
 
     /// `eyJ…` (10+ base64url characters), `.`, `eyJ…` (10+), `.`: a JWT's header and claims.
-    static func isJWT(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Bool {
-        guard index(of: "eyJ", in: bytes, from: start) == start else { return false }
-        let header = base64URLRun(bytes, from: start)
+    static func isJWT(_ bytes: UnsafeRawBufferPointer, at start: Int, run: (Int) -> Int) -> Bool {
+        guard matches("eyJ", in: bytes, at: start) else { return false }
+        let header = run(start)
         let dot = start + header
-        guard header >= 10, dot + 4 < bytes.count, bytes[dot] == UInt8(ascii: "."),
-              index(of: "eyJ", in: bytes, from: dot + 1) == dot + 1 else { return false }
-        let claims = base64URLRun(bytes, from: dot + 1)
+        guard header >= 10, dot + 4 < bytes.count, bytes[dot] == UInt8(ascii: "."), matches("eyJ", in: bytes, at: dot + 1) else { return false }
+        let claims = run(dot + 1)
         return claims >= 10 && dot + 1 + claims < bytes.count && bytes[dot + 1 + claims] == UInt8(ascii: ".")
+    }
+
+    /// Whether `needle` is at `start` (compared in place).
+    static func matches(_ needle: StaticString, in bytes: UnsafeRawBufferPointer, at start: Int) -> Bool {
+        let count = needle.utf8CodeUnitCount
+        guard start >= 0, start + count <= bytes.count else { return false }
+        for offset in 0..<count where bytes[start + offset] != needle.utf8Start[offset] { return false }
+        return true
     }
 
     /// Whether `needle` (lowercase ASCII) is at `start`, ignoring ASCII case.
@@ -170,34 +190,6 @@ enum SensitiveData {
     }
 
     static let apiKeyPrefixes: InlineArray<9, StaticString> = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
-
-    /// The offset of `needle` in `bytes` at or after `from`.
-    static func index(of needle: StaticString, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
-        let pattern = UnsafeRawBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
-        guard from >= 0, pattern.count > 0, bytes.count - from >= pattern.count else { return nil }
-        let first = pattern[0]
-        var start = from
-        let last = bytes.count - pattern.count
-        outer: while start <= last {
-            if bytes[start] != first {
-                start += 1
-                continue
-            }
-            for offset in 1..<pattern.count where bytes[start + offset] != pattern[offset] {
-                start += 1
-                continue outer
-            }
-            return start
-        }
-        return nil
-    }
-
-    /// How many base64url characters start at `from`.
-    static func base64URLRun(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int {
-        var end = from
-        while end < bytes.count, isBase64URL(bytes[end]) { end += 1 }
-        return end - from
-    }
 
     /// Key names that say what they hold (compared as lowercase letters and digits, so
     /// `api_key`, `apiKey` and `API-KEY` are one name).
@@ -225,7 +217,7 @@ enum SensitiveData {
         let count = name.count
         if count == 3 {
             let names = sensitiveNames
-            for slot in names.indices where index(of: names[slot], in: name, from: 0) == 0 { return true }
+            for slot in names.indices where matches(names[slot], in: name, at: 0) { return true }
             return false
         }
         guard count >= 4 else { return false }
@@ -238,7 +230,7 @@ enum SensitiveData {
             for slot in words.indices {
                 let word = words[slot]
                 if word.utf8CodeUnitCount <= count - start, word.utf8Start[0] == name[start], word.utf8Start[1] == name[start + 1],
-                   index(of: word, in: name, from: start) == start {
+                   matches(word, in: name, at: start) {
                     return true
                 }
             }

@@ -38,6 +38,8 @@ struct OldStylePropertyListParser {
     private var duplicates: [Duplicate] = []
     private var loneSurrogates: [SourceLocation] = []
     private var stoppedEarly: (location: SourceLocation, found: String)?
+    /// Repeated keys and lone surrogates come in file order: located walking forward.
+    private var cursor = UnitCursor()
 
     static let maximumDepth = 512
 
@@ -143,7 +145,7 @@ struct OldStylePropertyListParser {
             }
             index += 1  // ';'
             if dictionary.set(value, forKey: key) {
-                duplicates.append(Duplicate(key: key, location: text.location(ofUnit: keyStart)))
+                duplicates.append(Duplicate(key: key, location: cursor.location(ofUnit: keyStart, in: text)))
             }
         }
     }
@@ -256,7 +258,7 @@ struct OldStylePropertyListParser {
                     string = String(utf16Units: result, replacedLoneSurrogate: &replaced)
                 }
                 index += 1
-                if replaced { loneSurrogates.append(text.location(ofUnit: open)) }
+                if replaced { loneSurrogates.append(cursor.location(ofUnit: open, in: text)) }
                 return string
             }
             if unit == UInt16(ascii: "\\") {

@@ -79,16 +79,22 @@ public struct StringCatalog: Sendable {
             }
         }
         self.tables = tables
-        self.diagnostics = compiler.diagnostics
+        // Every warning's line and column from one pass over the text.
+        let locations = input.withUnsafeBufferPointer { SourceCursor.locations(ofOffsets: compiler.warnings.map(\.offset), in: $0) }
+        self.diagnostics = compiler.diagnostics + zip(compiler.warnings, locations).map { warning, location in
+            LocalizationDiagnostic(.warning, warning.message, path: path, location: location)
+        }
     }
 
     private struct Compiler {
         let path: String
         var diagnostics: [LocalizationDiagnostic] = []
+        /// Warnings and the offsets they are about, located together at the end.
+        var warnings: [(message: String, offset: Int)] = []
         var depth = 0
 
         mutating func warn(_ message: String, at node: JSONDocument.Node) {
-            diagnostics.append(LocalizationDiagnostic(.warning, message, path: path, location: node.location))
+            warnings.append((message, node.byteRange.lowerBound))
         }
 
         /// `argument` is the substitution being compiled (its `%arg` replacement), if any.

@@ -127,6 +127,11 @@ struct DecodedText: Sendable {
         return Self.location(ofUnit: clamped, in: units, byteOffset: byteOffset)
     }
 
+    /// The width of the byte-order mark in the file.
+    var byteOrderMarkWidth: Int {
+        hasByteOrderMark ? (encoding == .utf8 ? 3 : encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? 4 : 2) : 0
+    }
+
     /// Lines end at LF, CR, CRLF, U+2028 and U+2029; columns count Unicode scalars.
     static func location(ofUnit index: Int, in units: [UInt16], byteOffset: Int) -> SourceLocation {
         var line = 1
@@ -255,5 +260,54 @@ extension UInt16 {
     /// The code unit of an ASCII character, for comparing UTF-16 text.
     init(ascii scalar: Unicode.Scalar) {
         self = UInt16(scalar.value)
+    }
+}
+
+/// Walks a decoded text forward, keeping the line, the column and the byte offset of where it
+/// stands: locations asked for in increasing order (a table's repeated keys, its lone
+/// surrogates) cost one pass over the text in all, where ``DecodedText/location(ofUnit:)``
+/// scans from the start each time. Asking for an earlier unit starts again from the beginning.
+struct UnitCursor {
+    private var position = 0
+    private var bytes = 0
+    private var line = 1
+    private var column = 1
+
+    mutating func location(ofUnit target: Int, in text: DecodedText) -> SourceLocation {
+        let units = text.units
+        let target = max(0, min(target, units.count))
+        if target < position { self = UnitCursor() }
+        let utf16 = text.encoding == .utf16LittleEndian || text.encoding == .utf16BigEndian
+        while position < target {
+            let unit = units[position]
+            if unit == 0x0D, position + 1 < units.count, units[position + 1] == 0x0A {
+                if position + 1 == target {
+                    // On the LF of a CRLF: the next line, without consuming the pair yet.
+                    let offset = text.byteOrderMarkWidth + (utf16 ? target * 2 : bytes + 1)
+                    return SourceLocation(offset: offset, line: line + 1, column: 1)
+                }
+                position += 2
+                bytes += utf16 ? 4 : text.encoding == .utf8 ? 2 : 8
+                line += 1
+                column = 1
+                continue
+            }
+            if UTF16.isLeadSurrogate(unit), position + 1 < units.count, UTF16.isTrailSurrogate(units[position + 1]) {
+                position += 2
+                bytes += 4
+                column += 1
+                continue
+            }
+            position += 1
+            bytes += utf16 ? 2 : text.encoding == .utf8 ? (unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3) : 4
+            if unit == 0x0A || unit == 0x0D || unit == 0x2028 || unit == 0x2029 {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        // UTF-16 counts bytes by unit (a lone half of a pair too), as DecodedText does.
+        return SourceLocation(offset: text.byteOrderMarkWidth + (utf16 ? target * 2 : bytes), line: line, column: column)
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 
-// Usage: HeraldBenchmarks [payload] [localization] [lint [--lines N] [--herald PATH]] [--rounds N]
+// Usage: HeraldBenchmarks [payload] [localization] [lint [--lines N] [--herald PATH]] [scaling [--quick] [--only TEXT]] [--rounds N]
 let arguments = CommandLine.arguments.dropFirst()
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 60
 let suites = arguments.enumerated().filter { index, argument in
-    !argument.hasPrefix("--") && Int(argument) == nil && (index == 0 || arguments[arguments.index(arguments.startIndex, offsetBy: index - 1)] != "--herald")
+    !argument.hasPrefix("--") && Int(argument) == nil
+        && (index == 0 || !["--herald", "--only"].contains(arguments[arguments.index(arguments.startIndex, offsetBy: index - 1)]))
 }.map(\.element)
 let selected = suites.isEmpty ? ["payload"] : suites
 
@@ -28,8 +29,11 @@ for suite in selected {
             exit(2)
         }
         try LintBenchmarks.run(lines: lines, rounds: arguments.contains("--rounds") ? rounds : 5, herald: heraldPath)
+    case "scaling":
+        let only = arguments.firstIndex(of: "--only").map { String(arguments[arguments.index(after: $0)]) }
+        if !ScalingBenchmarks.run(quick: arguments.contains("--quick"), filter: only) { exit(1) }
     default:
-        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint\n".utf8))
+        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint, scaling\n".utf8))
         exit(2)
     }
 }
