@@ -170,7 +170,7 @@ let package = Package(
         .target(
             name: "HeraldMockTestSupport",
             dependencies: [
-                "HeraldMock", "HeraldAuth", "HeraldProtocol",
+                "HeraldMock", "HeraldAuth", "HeraldProtocol", "HeraldTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "HeraldInteropTests",
             dependencies: [
-                "HeraldMock", "HeraldAuth", "HeraldProtocol",
+                "HeraldMock", "HeraldAuth", "HeraldProtocol", "HeraldTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

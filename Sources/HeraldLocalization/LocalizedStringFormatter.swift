@@ -21,6 +21,9 @@ import HeraldPayload
 ///   ``Options/marksProblems`` the gaps are shown as `⟨…⟩` markers.
 /// - A `%` that does not start a specifier is dropped and the text after it shown (`%y` shows
 ///   `y`, a trailing `%` nothing), as Foundation does, with a warning (a percent sign is `%%`).
+/// - The text stops at ``maximumOutputBytes``, with a warning: a format can repeat an argument
+///   (`%1$@%1$@…`) into far more text than any notification shows, and a preview or a mock must
+///   not spend megabytes on it.
 public struct LocalizedStringFormatter: Sendable {
     /// How gaps are shown.
     public struct Options: Sendable, Hashable {
@@ -44,6 +47,10 @@ public struct LocalizedStringFormatter: Sendable {
     /// The options in use.
     public var options: Options
 
+    /// The most UTF-8 bytes a formatted string holds (16 KiB: several times what a notification
+    /// shows); the rest is cut, and a warning says so.
+    public static let maximumOutputBytes = 16 * 1024
+
     /// Creates a formatter.
     public init(options: Options = Options()) {
         self.options = options
@@ -63,7 +70,12 @@ public struct LocalizedStringFormatter: Sendable {
         var used = arguments.indices.map { selectorArguments.contains($0) }
         var reportedMissing: Set<Int> = []
         var dropped: [String] = []
+        var cut = false
         for segment in scanned.segments {
+            if text.utf8.count >= Self.maximumOutputBytes {
+                cut = true
+                break
+            }
             switch segment {
             case .literal(let literal):
                 text += literal
@@ -111,6 +123,17 @@ public struct LocalizedStringFormatter: Sendable {
             let list = unused.map { "\($0 + 1) (\"\(arguments[$0])\")" }.joined(separator: ", ")
             diagnostics.append(LocalizationDiagnostic(
                 .warning, "\(unused.count == 1 ? "argument" : "arguments") \(list) \(unused.count == 1 ? "is" : "are") not used by the format \"\(format)\""))
+        }
+        if cut || text.utf8.count > Self.maximumOutputBytes {
+            if text.utf8.count > Self.maximumOutputBytes {
+                // Cut at a scalar boundary.
+                var bytes = Array(text.utf8.prefix(Self.maximumOutputBytes))
+                while let last = bytes.last, last & 0xC0 == 0x80 { bytes.removeLast() }
+                if let last = bytes.last, last >= 0xC0 { bytes.removeLast() }
+                text = String(decoding: bytes, as: UTF8.self)
+            }
+            diagnostics.append(LocalizationDiagnostic(
+                .warning, "the formatted text reaches \(Self.maximumOutputBytes) bytes and is cut there: far more than a notification shows (the format repeats its arguments?)"))
         }
         if !dropped.isEmpty {
             let list = dropped.map { "\"\($0)\"" }.joined(separator: ", ")

@@ -13,7 +13,7 @@ import Testing
 /// The web inbox in a real browser: headless Chromium driven over the DevTools protocol
 /// (Tests/Fixtures/inbox/browser.py) opens the page, the client sends notifications to the mock,
 /// and they must appear through the live event stream, rendered.
-@Suite(.serialized) struct InboxTests {
+@Suite(.serialized, .heavy) struct InboxTests {
     @Test func notificationsArriveLiveAndRender() async throws {
         let chromium = try ExternalTools.require("chromium", "chromium-browser", "google-chrome", package: "chromium")
         try ExternalTools.requirePython(modules: "websockets", package: "websockets")

@@ -137,7 +137,7 @@ import Testing
         #expect(abs(Double(verified.issuedAt) - Date().timeIntervalSince1970) < 120)
     }
 
-    @Test func benchSendReportsThroughputLatencyAndMemory() async throws {
+    @Test(.heavy) func benchSendReportsThroughputLatencyAndMemory() async throws {
         let setup = try await Setup.start()
         defer { Task { await setup.harness.stop() } }
         let run = try await setup.herald(["bench", "send", "--count", "500", "--warmup", "50", "--connections", "2", "--concurrency", "20"] + setup.serverArguments + setup.keyArguments)

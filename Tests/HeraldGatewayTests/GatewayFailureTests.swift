@@ -16,7 +16,7 @@ import Testing
 /// PostgreSQL stopped and started under two processes, SIGTERM under a low rate limit with a
 /// second process waiting, APNs refusing connections and coming back, a port already taken.
 /// Each checks that nothing is lost, what is sent twice, and the timing a user would notice.
-@Suite(.serialized) struct GatewayFailureTests {
+@Suite(.serialized, .exclusive) struct GatewayFailureTests {
     static let adminKey = "failure-tests-admin-key-0123456789"
     static let environment = ["HERALD_FAILURE_ADMIN": adminKey]
 
@@ -157,11 +157,11 @@ import Testing
                 unanswered += Int(try await gateway.metric("herald_gateway_deliveries_total", labels: ["state": "retry", "reason": reason]) ?? 0)
             }
         }
-        let reclaimed = (try? postgres.query("SELECT count(*) FROM deliveries WHERE reclaimed_from IS NOT NULL")) ?? "?"
+        let reclaimed = (try? await postgres.query("SELECT count(*) FROM deliveries WHERE reclaimed_from IS NOT NULL")) ?? "?"
         let clientRetries = try await gateways[0].metric("herald_gateway_apns_retries_total") ?? -1
         let logs = gateways.map { $0.program.output.split(separator: "\n").filter { !$0.contains("admin key") }.suffix(30).joined(separator: "\n") }
         #expect(duplicates <= unanswered, "no process died: only what got no answer in time is sent again (\(duplicates) twice, \(unanswered) unanswered, \(reclaimed) taken over, \(clientRetries) client retries)\n\(logs.joined(separator: "\n----\n"))")
-        let stuck = try await Self.waitUntil(.seconds(10)) { (try? postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed'")) == "0" }
+        let stuck = try await Self.waitUntil(.seconds(10)) { (try? await postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed'")) == "0" }
         #expect(stuck, "nothing left claimed")
 
         for gateway in gateways {

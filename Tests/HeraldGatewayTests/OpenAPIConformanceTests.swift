@@ -8,7 +8,7 @@ import Testing
 /// requests accepted and invalid ones refused, 405 for undocumented methods) and the stateful
 /// links between operations.
 @Suite struct OpenAPIConformanceTests {
-    @Test func theServerAnswersAsItsOpenAPIDocumentSays() async throws {
+    @Test(.heavy) func theServerAnswersAsItsOpenAPIDocumentSays() async throws {
         try ExternalTools.requirePython(modules: "schemathesis", package: "schemathesis")
         let python = try ExternalTools.require("python3", package: "python3")
         let harness = try await GatewayHarness.start()

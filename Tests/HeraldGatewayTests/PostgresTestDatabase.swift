@@ -40,11 +40,19 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
         _ = try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
-    /// Runs SQL on the database (through psql), returning its unaligned output.
-    func query(_ sql: String) throws -> String {
+    /// Runs SQL on the database (through psql, waited for on a thread of its own), returning
+    /// its unaligned output.
+    func query(_ sql: String) async throws -> String {
         var components = URLComponents(string: admin)!
         components.path = "/" + name
-        return try Self.psql(components.string!, sql)
+        return try await Self.psqlInBackground(components.string!, sql)
+    }
+
+    /// ``psql(_:_:)`` waited for off Swift's cooperative threads.
+    static func psqlInBackground(_ url: String, _ sql: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try psql(url, sql) }) }.start()
+        }
     }
 
     @discardableResult
@@ -62,8 +70,8 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
 /// says so as a skipped test (a case that cancelled itself was reported as passed).
 @Suite struct PostgresAvailabilityTests {
     @Test("PostgreSQL is reachable for the gateway's tests", .enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
-    func postgresIsReachable() throws {
+    func postgresIsReachable() async throws {
         let database = try PostgresTestDatabase()
-        #expect(try database.query("SELECT 40 + 2") == "42")
+        #expect(try await database.query("SELECT 40 + 2") == "42")
     }
 }

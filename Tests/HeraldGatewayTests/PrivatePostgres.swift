@@ -66,8 +66,8 @@ final class PrivatePostgres: @unchecked Sendable {  // used by one test at a tim
     }
 
     /// Runs SQL through psql; its unaligned output.
-    func query(_ sql: String) throws -> String {
-        try PostgresTestDatabase.psql(url, sql)
+    func query(_ sql: String) async throws -> String {
+        try await PostgresTestDatabase.psqlInBackground(url, sql)
     }
 
     /// Immediate shutdown (SIGQUIT): every connection drops at once.

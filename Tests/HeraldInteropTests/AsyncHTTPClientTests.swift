@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldAuth
 @testable import HeraldMock
+import HeraldTestSupport
 import HeraldProtocol
 import NIOCore
 import NIOHTTP1
@@ -14,7 +15,7 @@ import Testing
 /// 410 with a JSON body, left unread), all answered, none cut off by a GOAWAY, each accepted
 /// push accepted once.
 @Suite struct AsyncHTTPClientTests {
-    @Test func tenThousandPushesWithoutReadingTheBodies() async throws {
+    @Test(.heavy) func tenThousandPushesWithoutReadingTheBodies() async throws {
         let key = ProviderSigningKey.generate(keyID: try KeyID("ABC123DEFG"), teamID: try TeamID("DEF123GHIJ"))
         var configuration = MockConfiguration()
         configuration.port = 0

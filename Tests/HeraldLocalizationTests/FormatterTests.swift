@@ -35,6 +35,23 @@ import Testing
         #expect(formatter.format("100%% sure", arguments: []).diagnostics.isEmpty)
     }
 
+    /// A format that repeats a long argument stops at the cap, on a whole scalar, with a
+    /// warning; the text below the cap is the expansion's prefix.
+    @Test(arguments: ["x", "é", "日", "👍🏽"]) func repeatedArgumentsStopAtTheCap(unit: String) throws {
+        let argument = String(repeating: unit, count: 2_000)
+        let format = String(repeating: "%1$@ ", count: 500)
+        let result = formatter.format(format, arguments: [argument])
+        let cap = LocalizedStringFormatter.maximumOutputBytes
+        #expect(result.text.utf8.count <= cap && result.text.utf8.count > cap - 8, "\(result.text.utf8.count) bytes")
+        let whole = String(repeating: argument + " ", count: 500)
+        #expect(whole.unicodeScalars.starts(with: result.text.unicodeScalars))
+        let warning = try #require(result.diagnostics.first { $0.message.contains("cut") })
+        #expect(warning.severity == .warning)
+        // Below the cap nothing is cut or said.
+        let short = formatter.format("%1$@ ", arguments: [argument])
+        #expect(short.text == argument + " " && short.diagnostics.isEmpty)
+    }
+
     @Test func fewerArgumentsLeaveGapsAndAnError() throws {
         let result = formatter.format("%@ and %@ have invited you", arguments: ["Jenna"])
         #expect(result.text == "Jenna and  have invited you")

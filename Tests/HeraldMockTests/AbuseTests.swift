@@ -7,29 +7,19 @@ import Testing
 /// oversized header block, a flood of streams, rapid resets, a slow reader, requests that never
 /// finish their bodies. Each attack costs at
 /// most its own connection; the server keeps serving, and its peak memory stays bounded.
-@Suite(.serialized) struct AbuseTests {
+@Suite(.serialized, .heavy) struct AbuseTests {
     @Test func abusedServerKeepsServingWithBoundedMemory() async throws {
         try ExternalTools.requirePython(modules: "h2", package: "h2")
         let directory = try TemporaryDirectory()
         let key = ProviderSigningKey.generate(keyID: try KeyID("ABC123DEFG"), teamID: try TeamID("DEF123GHIJ"))
         try directory.write("key.p8", key.pkcs8PEM)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
-        process.arguments = [
+        let program = try RunningProgram(Fixtures.heraldBinary, [
             "mock", "--plaintext", "--port", "0", "--api-port", "0", "--channel-port", "0",
             "--key", directory.path("key.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var banner = ""
-        while !banner.contains("/3/device/") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        ])
+        let process = program.process
+        defer { process.terminate() }
+        let banner = await program.read(until: "/3/device/", timeout: .seconds(30))
         let afterHost = try #require(banner.range(of: "http://127.0.0.1:"))
         let portText = banner[afterHost.upperBound...].prefix { $0.isNumber }
         let jwt = ProviderToken.sign(with: key, issuedAt: Date()).rawValue

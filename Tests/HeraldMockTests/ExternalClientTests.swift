@@ -77,7 +77,7 @@ import Testing
         #expect(answer.status == 200)
     }
 
-    @Test func h2loadGetsOnlySuccesses() async throws {
+    @Test(.heavy) func h2loadGetsOnlySuccesses() async throws {
         let h2load = try ExternalTools.require("h2load", package: "nghttp2-client")
         let mock = try await H.start(tls: true)
         defer { Task { await mock.stop() } }
@@ -100,7 +100,7 @@ import Testing
     /// 30,000 requests on eight connections at once, then the API paged with `before` as its
     /// documentation says: every record once, none missed, none twice (ids were taken before
     /// the records were stored, so list order was not id order: 57 missed and one repeated).
-    @Test(arguments: [false, true])
+    @Test(.heavy, arguments: [false, true])
     func pagingUnderConcurrentConnectionsMissesNothing(database: Bool) async throws {
         let h2load = try ExternalTools.require("h2load", package: "nghttp2-client")
         let directory = try TemporaryDirectory()
@@ -166,26 +166,14 @@ import Testing
             {"port": 0, "apiPort": 0, "channelPort": 0, "plaintext": true, "strict": true, "environment": "production",
              "faults": ["status=503,topic=broken.app"], "storeLimit": 50, "idleTimeout": 30}
             """)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Fixtures.heraldBinary)
-        process.arguments = ["mock", "--config", directory.path("mock.json"), "--fault", "hang,topic=slow.app"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var banner = ""
-        while !banner.contains("/3/device/") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            banner += String(decoding: chunk, as: UTF8.self)
-        }
+        let program = try RunningProgram(Fixtures.heraldBinary, ["mock", "--config", directory.path("mock.json"), "--fault", "hang,topic=slow.app"])
+        defer { program.process.terminate() }
+        let banner = await program.read(until: "--http2-prior-knowledge", timeout: .seconds(30))
         #expect(banner.contains("herald mock: production APNs on http://127.0.0.1:"), "\(banner)")
         #expect(banner.contains("strict     on"))
         #expect(banner.contains("fault 1    status=503/ServiceUnavailable,topic=broken.app"))
         #expect(banner.contains("fault 2    hang,topic=slow.app"), "flags add to the file's rules")
         #expect(banner.contains("--http2-prior-knowledge"))
-        process.terminate()
     }
 
     @Test func heraldMockRejectsBadFlagsClearly() async throws {

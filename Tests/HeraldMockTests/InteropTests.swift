@@ -10,7 +10,7 @@ import Testing
 /// apns2-up from PyPI, and python-h2 as strict (and as lazy) as real peers are. Every push is
 /// accounted for: the mock accepted each push the client reports delivered exactly once, and
 /// nothing else.
-@Suite(.serialized) struct InteropTests {
+@Suite(.serialized, .heavy) struct InteropTests {
     typealias H = MockHarness
 
     struct Report {

@@ -28,6 +28,14 @@ struct StoreUnavailable: Error, CustomStringConvertible {
     var description: String { "the database is unreachable (\(kind.rawValue)): \(cause)" }
 }
 
+/// A call the database refused while it was reachable (a constraint, a deadlock, a bad value):
+/// the store's own description of the cause, so the log says what happened (PostgresNIO's
+/// errors print a placeholder).
+struct StoreCallFailed: Error, CustomStringConvertible {
+    var kind: StoreFailureKind
+    var description: String
+}
+
 /// Every store call the gateway makes goes through here: each has a deadline, its failures are
 /// counted by kind, and a failure that means the database is unreachable marks it down, which
 /// the log says once (with the cause) and once again when it is back (with the outage's
@@ -254,7 +262,10 @@ final class DatabaseHealth: Sendable {
         if let already = error as? StoreUnavailable { return already }
         let kind: StoreFailureKind = error is DeadlineExceeded ? .timeout : store.classify(error)
         metrics.storeError(kind)
-        guard kind.isOutage else { return error }
+        guard kind.isOutage else {
+            if error is GatewayStoreError || error is DeadlineExceeded { return error }
+            return StoreCallFailed(kind: kind, description: store.describe(error))
+        }
         let failure = StoreUnavailable(kind: kind, cause: error is DeadlineExceeded ? "\(error)" : store.describe(error))
         let (first, waiting) = state.withLock { state -> (Bool, [@Sendable (any Error) -> Void]) in
             guard state.down == nil, !state.stopped else { return (false, []) }

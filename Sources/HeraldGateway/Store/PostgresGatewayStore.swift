@@ -236,7 +236,8 @@ final class PostgresGatewayStore: GatewayStore {
     // MARK: Devices
 
     func upsertDevices(app: String, tokens: [DeviceToken], tags: [String], now: Int64) async throws {
-        let hex = tokens.map(\.hex)
+        // Sorted, so two submissions naming the same devices lock them in one order.
+        let hex = Set(tokens.map(\.hex)).sorted()
         try await rows(
             """
             INSERT INTO devices (app_id, token, state, tags, updated_at)
@@ -377,6 +378,14 @@ final class PostgresGatewayStore: GatewayStore {
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
         guard !outcomes.isEmpty else { return }
         try await transaction { connection in
+            // Every statement that writes several claimed rows first locks those `worker` still
+            // holds in the order of their ids: two processes whose claims overlap (one took over
+            // the other's expired lease) then wait for each other in one order and never
+            // deadlock (PostgreSQL would end one of the pair with 40P01).
+            let ids = outcomes.map(\.delivery.id)
+            // (Its rows are read to the end: a result left unread holds the connection.)
+            _ = try await rows(connection, "SELECT id FROM deliveries WHERE id = ANY(\(ids)) AND claimed_by = \(worker) AND state = 'claimed' ORDER BY id FOR UPDATE")
+            var dead: [(outcome: DeliveryOutcome, reason: String?, at: Int64?)] = []
             let accepted = outcomes.filter { if case .accepted = $0.result { return $0.webhooks.isEmpty } else { return false } }.map(\.delivery.id)
             if !accepted.isEmpty {
                 _ = try await connection.query(
@@ -401,12 +410,7 @@ final class PostgresGatewayStore: GatewayStore {
                 }
                 guard !(try await rows(connection, update)).isEmpty else { continue }
                 if case .rejected(_, let reason, let unregisteredAt, true) = outcome.result {
-                    _ = try await connection.query(
-                        """
-                        INSERT INTO devices (app_id, token, state, tags, reason, dead_at, updated_at)
-                        VALUES (\(outcome.delivery.app), \(outcome.delivery.token), 'dead', '', \(reason), \(unregisteredAt ?? now), \(now))
-                        ON CONFLICT (app_id, token) DO UPDATE SET state = 'dead', reason = excluded.reason, dead_at = excluded.dead_at, updated_at = excluded.updated_at
-                        """, logger: logger)
+                    dead.append((outcome, reason, unregisteredAt))
                 }
                 for body in outcome.webhooks {
                     _ = try await connection.query(
@@ -414,13 +418,25 @@ final class PostgresGatewayStore: GatewayStore {
                         logger: logger)
                 }
             }
+            // Devices too are locked in one order (app, then token) across processes.
+            for (outcome, reason, unregisteredAt) in dead.sorted(by: { ($0.outcome.delivery.app, $0.outcome.delivery.token) < ($1.outcome.delivery.app, $1.outcome.delivery.token) }) {
+                _ = try await connection.query(
+                    """
+                    INSERT INTO devices (app_id, token, state, tags, reason, dead_at, updated_at)
+                    VALUES (\(outcome.delivery.app), \(outcome.delivery.token), 'dead', '', \(reason), \(unregisteredAt ?? now), \(now))
+                    ON CONFLICT (app_id, token) DO UPDATE SET state = 'dead', reason = excluded.reason, dead_at = excluded.dead_at, updated_at = excluded.updated_at
+                    """, logger: logger)
+            }
         }
     }
 
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
         guard !ids.isEmpty else { return [] }
         return Set(try await rows(
-            "UPDATE deliveries SET due_at = \(until) WHERE state = 'claimed' AND claimed_by = \(worker) AND id = ANY(\(ids)) RETURNING id"
+            """
+            UPDATE deliveries d SET due_at = \(until)
+            FROM (SELECT id FROM deliveries WHERE id = ANY(\(ids)) AND claimed_by = \(worker) AND state = 'claimed' ORDER BY id FOR UPDATE) c WHERE d.id = c.id RETURNING d.id
+            """
         ).map { try $0["id"].decode(Int64.self) })
     }
 
@@ -428,10 +444,11 @@ final class PostgresGatewayStore: GatewayStore {
         guard !ids.isEmpty else { return }
         try await rows(
             """
-            UPDATE deliveries SET state = 'queued', due_at = \(now), attempts = attempts - 1, claimed_by = NULL, updated_at = \(now)
-            WHERE id = ANY(\(ids)) AND claimed_by = \(worker) AND state = 'claimed'
+            UPDATE deliveries d SET state = 'queued', due_at = \(now), attempts = d.attempts - 1, claimed_by = NULL, updated_at = \(now)
+            FROM (SELECT id FROM deliveries WHERE id = ANY(\(ids)) AND claimed_by = \(worker) AND state = 'claimed' ORDER BY id FOR UPDATE) c WHERE d.id = c.id
             """)
     }
+
 
     func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) {
         let row = try await rows(
