@@ -53,8 +53,12 @@ struct GatewayAPI {
         throw CancellationError()
     }
 
-    /// The largest request body read (a million tokens fit).
-    static let maximumBodyBytes = 128 << 20
+    /// The largest request body read: `tokens` tokens (80 bytes each leaves room for quotes,
+    /// commas and indentation) and a megabyte for the payload and the other fields. A larger
+    /// body is answered 413 as it arrives, before it is held.
+    static func maximumBodyBytes(tokens: Int) -> Int {
+        tokens.multipliedReportingOverflow(by: 80).overflow ? Int.max / 2 : min(Int.max / 2, tokens * 80 + (1 << 20))
+    }
 
     // MARK: Routes
 
@@ -224,7 +228,7 @@ struct GatewayAPI {
             if let key, key.isEmpty || key.utf8.count > 255 {
                 return Self.error(.badRequest, "Idempotency-Key is 1 to 255 characters")
             }
-            let body = try await request.collectBody(upTo: Self.maximumBodyBytes)
+            let body = try await request.collectBody(upTo: Self.maximumBodyBytes(tokens: server.configuration.maximumTokensPerRequest))
             return try await server.submit(Array(body.readableBytesView), app: app, idempotencyKey: key)
         }
         router.get("/v1/apps/{app}/notifications/{id}") { request, context in

@@ -336,6 +336,7 @@ final class MockCore: Sendable {
         if let certificate = connection.certificate, !certificate.allows(topic: topic) {
             return outcome.fail(reason: .topicDisallowed, "the client certificate allows \(certificate.topicNames.joined(separator: ", ")), not \(topic)")
         }
+        if refuseOversized(&outcome, pushType: headers.pushType, endpoint: .device) { return }
         // The linter reads the headers as sent (an uppercase apns-id stays uppercase).
         let report = linter.lint(outcome.body, context: LintContext(fields: wireFields, endpoint: .device, isRequest: true))
         outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
@@ -414,6 +415,19 @@ final class MockCore: Sendable {
         return nil
     }
 
+    /// A body over its push type's limit is answered 413 from its size alone, as APNs does:
+    /// linting up to 64 KB only to say what the size already says cost seconds of CPU a request.
+    /// The record keeps the one finding that matters.
+    private func refuseOversized(_ outcome: inout Outcome, pushType: PushType?, endpoint: APNsEndpoint) -> Bool {
+        let limit = PayloadLimit.limit(for: pushType, endpoint: endpoint)
+        guard outcome.bodyByteCount > limit else { return false }
+        let scope = endpoint == .broadcast ? "broadcast pushes" : pushType == .voip ? "VoIP pushes" : "this push type"
+        let message = "\(outcome.bodyByteCount) bytes, over the \(limit)-byte limit for \(scope) (answered from the size alone; the payload was not checked further)"
+        outcome.findings = [NotificationRecord.Finding(rule: RuleID.payloadTooLarge.rawValue, severity: "error", message: message, pointer: "", header: nil, line: nil, column: nil)]
+        outcome.fail(reason: .payloadTooLarge, message)
+        return true
+    }
+
     private func broadcast(bundleID: String, headers: APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState) {
         if let suffix = PushType.allCases.compactMap(\.topicSuffix).first(where: { !$0.isEmpty && bundleID.hasSuffix($0) }) {
             return outcome.fail(reason: .topicDisallowed, "the path names \(bundleID); send to the bare bundle ID, without the \(suffix) suffix")
@@ -439,6 +453,7 @@ final class MockCore: Sendable {
         if channel.storagePolicy == 0, let expiration = headers.expiration, expiration != .immediately {
             return outcome.fail(reason: .badExpirationDate, "channel \(channelID) stores no messages, so apns-expiration must be 0")
         }
+        if refuseOversized(&outcome, pushType: pushType, endpoint: .broadcast) { return }
         let report = linter.lint(outcome.body, context: LintContext(fields: outcome.fields, endpoint: .broadcast, isRequest: true))
         outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
         if let (reason, message) = rejection(report) {

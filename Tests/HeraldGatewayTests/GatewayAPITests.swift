@@ -110,6 +110,21 @@ import Testing
         #expect(harness.mock.notifications().count == 40)
     }
 
+    /// A body larger than any request can be (the tokens allowed, 80 bytes each, and a
+    /// megabyte) is refused as it arrives, not held: 128 MB were read before.
+    @Test func bodiesAreBoundedByTheTokensAllowed() async throws {
+        let harness = try await GatewayHarness.start(gateway: { $0.maximumTokensPerRequest = 10 })
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
+        let token = GatewayHarness.tokens(1, salt: 4)[0].hex
+        let padding = String(repeating: " ", count: 1_100_000)
+        let (status, _) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding)"tokens":["\#(token)"]}"#)
+        #expect(status == 413)
+        let (fits, _) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding.prefix(900_000))"tokens":["\#(token)"]}"#)
+        #expect(fits == 202)
+    }
+
     @Test func whatAPNsWouldRejectIsRefusedAtTheDoor() async throws {
         let harness = try await GatewayHarness.start()
         defer { Task { await harness.stop() } }
@@ -120,6 +135,11 @@ import Testing
         let (tooLarge, refusal) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"\#(big)"}},"tokens":["\#(token)"]}"#)
         #expect(tooLarge == 422 && refusal?.root["reason"]?.stringValue == "PayloadTooLarge")
         #expect(refusal?.root["findings"]?.elements.contains { $0["rule"]?.stringValue == "payload-too-large" } == true)
+        // Over the limit the size alone answers: 60 KB of what the rules flag gives one finding.
+        let nulls = Array(repeating: "null", count: 12_000).joined(separator: ",")
+        let (flooded, floodRefusal) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"hi","sound":1},"x":[\#(nulls)]},"tokens":["\#(token)"]}"#)
+        #expect(flooded == 422 && floodRefusal?.root["reason"]?.stringValue == "PayloadTooLarge")
+        #expect(floodRefusal?.root["findings"]?.elements.map { $0["rule"]?.stringValue } == ["payload-too-large"])
         let (wrongTopic, topicRefusal) = try await harness.call("POST", path, #"{"payload":{"aps":{}},"pushType":"voip","topic":"com.example.app","tokens":["\#(token)"]}"#)
         #expect(wrongTopic == 422 && topicRefusal?.root["reason"]?.stringValue == "DeviceTokenNotForTopic", "\(String(describing: topicRefusal?.root.value))")
         // A badge APNs accepts and the device ignores: sent, with the finding in the answer.

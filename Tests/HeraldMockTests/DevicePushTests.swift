@@ -95,6 +95,17 @@ import Testing
         ])
         #expect(run.answers.map(\.status) == [200, 413, 200, 413])
         #expect(run.answers[1].reason == "PayloadTooLarge" && run.answers[3].reason == "PayloadTooLarge")
+
+        // Over the limit the size alone answers: a 60 KB body full of what the rules flag (a
+        // sound that is a number, twelve thousand nulls) is 413 with one finding, the size.
+        var noisy = H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert")]).objectValue!
+        noisy.members.removeAll { $0.key == "body" }
+        noisy.members.append(.init(key: "bodyRepeat", value: [#"{"aps":{"alert":"hi","sound":1},"x":["#, "null,", .number(JSONNumber(12_000)), "null]}"]))
+        let flood = try await mock.python([.object(noisy)])
+        #expect(flood.answers.first?.status == 413 && flood.answers.first?.reason == "PayloadTooLarge")
+        let record = try #require(mock.server.notifications().first { $0.bodyByteCount > 50_000 })
+        #expect(record.findings.map(\.rule) == ["payload-too-large"], "\(record.findings.prefix(3))")
+        #expect(record.findings.first?.message.contains("\(record.bodyByteCount) bytes") == true)
     }
 
     @Test func unregisteredTokensAnswer410WithMilliseconds() async throws {
