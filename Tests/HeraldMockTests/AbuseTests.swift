@@ -7,7 +7,7 @@ import Testing
 /// oversized header block, a flood of streams, rapid resets, a slow reader, requests that never
 /// finish their bodies. Each attack costs at
 /// most its own connection; the server keeps serving, and its peak memory stays bounded.
-@Suite(.serialized, .heavy) struct AbuseTests {
+@Suite(.serialized, .exclusive) struct AbuseTests {
     @Test func abusedServerKeepsServingWithBoundedMemory() async throws {
         try ExternalTools.requirePython(modules: "h2", package: "h2")
         let directory = try TemporaryDirectory()
