@@ -56,7 +56,7 @@ import Testing
     /// late let the same process claim its own rows again and send them a second time. A
     /// process now never takes over its own claims, and sends only while its lease outlasts
     /// the send.)
-    @Test func aLiveProcessKeepsItsClaimsPastTheLease() async throws {
+    @Test(.exclusive) func aLiveProcessKeepsItsClaimsPastTheLease() async throws {
         let harness = try await GatewayHarness.start(gateway: {
             $0.claimLease = .milliseconds(2_500)
             $0.requestTimeout = .seconds(1)
