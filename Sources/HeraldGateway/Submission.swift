@@ -76,14 +76,8 @@ struct Submission: Sendable {
             throw Refusal(status: 400, message: "one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))", pointer: "/pushType")
         }
         headers.pushType = pushType
-        // Over the limit is refused from the size alone, as APNs does, before any rule runs
-        // (linting a 64 KB payload only to say so cost seconds of CPU).
-        let limit = PayloadLimit.limit(for: pushType)
-        guard payload.count <= limit else {
-            let size = LintDiagnostic(
-                rule: .payloadTooLarge, severity: .error,
-                message: "\(payload.count) bytes, over the \(limit)-byte limit for \(pushType.rawValue) pushes (answered from the size alone; the payload was not checked further)",
-                subject: .value(JSONPointer(tokens: [])), location: nil)
+        // Over the limit is refused from the size alone, as APNs does, before any rule runs.
+        if let size = Linter.sizeRefusal(byteCount: payload.count, pushType: pushType) {
             throw Refusal(
                 status: 422, message: "APNs would answer \(APNsReason.payloadTooLarge.statusAndReason): \(size.message)",
                 pointer: "/payload", reason: .payloadTooLarge, findings: [size])

@@ -415,16 +415,12 @@ final class MockCore: Sendable {
         return nil
     }
 
-    /// A body over its push type's limit is answered 413 from its size alone, as APNs does:
-    /// linting up to 64 KB only to say what the size already says cost seconds of CPU a request.
-    /// The record keeps the one finding that matters.
+    /// A body over its push type's limit is answered 413 from its size alone, as APNs does,
+    /// with that one finding (`Linter.sizeRefusal`).
     private func refuseOversized(_ outcome: inout Outcome, pushType: PushType?, endpoint: APNsEndpoint) -> Bool {
-        let limit = PayloadLimit.limit(for: pushType, endpoint: endpoint)
-        guard outcome.bodyByteCount > limit else { return false }
-        let scope = endpoint == .broadcast ? "broadcast pushes" : pushType == .voip ? "VoIP pushes" : "this push type"
-        let message = "\(outcome.bodyByteCount) bytes, over the \(limit)-byte limit for \(scope) (answered from the size alone; the payload was not checked further)"
-        outcome.findings = [NotificationRecord.Finding(rule: RuleID.payloadTooLarge.rawValue, severity: "error", message: message, pointer: "", header: nil, line: nil, column: nil)]
-        outcome.fail(reason: .payloadTooLarge, message)
+        guard let size = Linter.sizeRefusal(byteCount: outcome.bodyByteCount, pushType: pushType, endpoint: endpoint) else { return false }
+        outcome.findings = [NotificationRecord.Finding(size)]
+        outcome.fail(reason: .payloadTooLarge, size.message)
         return true
     }
 

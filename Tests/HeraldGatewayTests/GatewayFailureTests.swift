@@ -152,11 +152,7 @@ import Testing
         #expect(state.accepted == 6_000 && state.other.isEmpty, "every notification accepted: \(state)")
         let duplicates = Self.duplicates(mock)
         var unanswered = 0
-        for gateway in gateways {
-            for reason in ["no answer in time", "connection failed"] {
-                unanswered += Int(try await gateway.metric("herald_gateway_deliveries_total", labels: ["state": "retry", "reason": reason]) ?? 0)
-            }
-        }
+        for gateway in gateways { unanswered += try await gateway.unansweredSends() }
         let reclaimed = (try? await postgres.query("SELECT count(*) FROM deliveries WHERE reclaimed_from IS NOT NULL")) ?? "?"
         let clientRetries = try await gateways[0].metric("herald_gateway_apns_retries_total") ?? -1
         let logs = gateways.map { $0.program.output.split(separator: "\n").filter { !$0.contains("admin key") }.suffix(30).joined(separator: "\n") }

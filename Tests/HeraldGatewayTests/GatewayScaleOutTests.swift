@@ -90,14 +90,7 @@ import Testing
         let victim = gateways[1]
         // What the victim resent itself (no answer in time) is a source of duplicates too; its
         // counters die with it, so they are read just before.
-        func unansweredSends(_ gateway: ServeProcess) async throws -> Int {
-            var count = 0
-            for reason in ["no answer in time", "connection failed"] {
-                count += Int(try await gateway.metric("herald_gateway_deliveries_total", labels: ["state": "retry", "reason": reason]) ?? 0)
-            }
-            return count
-        }
-        let victimUnanswered = try await unansweredSends(victim)
+        let victimUnanswered = try await victim.unansweredSends()
         kill(victim.program.process.processIdentifier, SIGKILL)
         _ = await victim.program.waitForExit()
         let heldAtKill = Int(try await postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed' AND claimed_by = '\(victim.worker)'")) ?? -1
@@ -133,7 +126,7 @@ import Testing
         // Besides the killed process's sends, only a send with no answer (a deadline, a
         // connection lost after the request went out) is sent again: APNs may have it.
         var unanswered = victimUnanswered
-        for gateway in gateways where gateway.worker != victim.worker { unanswered += try await unansweredSends(gateway) }
+        for gateway in gateways where gateway.worker != victim.worker { unanswered += try await gateway.unansweredSends() }
         #expect(duplicates <= reclaimed + takenFromLive + unanswered && reclaimed <= inFlight && takenFromLive <= total / 100,
                 "duplicates \(duplicates), taken over from the killed process \(reclaimed) (its bound \(inFlight)), from live ones \(takenFromLive), unanswered sends \(unanswered)\n\(logs.joined(separator: "\n----\n"))")
         print("scale-out, \(processes) processes: \(total) accepted; the killed process held \(heldAtKill); \(reclaimed) taken over (\(takenFromLive) from live processes); \(unanswered) unanswered sends retried; \(duplicates) sent twice")

@@ -87,4 +87,14 @@ struct ServeProcess {
         guard !lines.isEmpty else { return nil }
         return lines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
     }
+
+    /// Sends retried because they got no answer (a deadline, a connection lost after the
+    /// request went out): APNs may have them, so each may arrive twice.
+    func unansweredSends() async throws -> Int {
+        var count = 0
+        for reason in ["no answer in time", "connection failed"] {
+            count += Int(try await metric("herald_gateway_deliveries_total", labels: ["state": "retry", "reason": reason]) ?? 0)
+        }
+        return count
+    }
 }

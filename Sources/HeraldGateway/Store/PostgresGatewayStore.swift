@@ -449,7 +449,6 @@ final class PostgresGatewayStore: GatewayStore {
             """)
     }
 
-
     func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) {
         let row = try await rows(
             "SELECT count(*) AS waiting, count(*) FILTER (WHERE due_at <= \(now)) AS due FROM deliveries WHERE state IN ('queued', 'claimed')").first

@@ -59,11 +59,7 @@ extension LintPass {
         }
     }
 
-    var limitScope: String {
-        if context.endpoint == .broadcast { return "broadcast pushes" }
-        guard let pushType else { return "device pushes (5120 for voip)" }
-        return "\(pushType.rawValue) pushes"
-    }
+    var limitScope: String { Linter.limitScope(pushType: pushType, endpoint: context.endpoint) }
 
     /// The compact size, or `nil` if the body is already compact (decided from the tape, so a
     /// compact body costs no second pass).
@@ -71,5 +67,26 @@ extension LintPass {
         if document.isCompact { return nil }
         let compact = document.compactByteCount
         return compact == bytes.count ? nil : compact
+    }
+}
+
+extension Linter {
+    static func limitScope(pushType: PushType?, endpoint: APNsEndpoint) -> String {
+        if endpoint == .broadcast { return "broadcast pushes" }
+        guard let pushType else { return "device pushes (5120 for voip)" }
+        return "\(pushType.rawValue) pushes"
+    }
+
+    /// The `payload-too-large` finding for a body of `byteCount` bytes over its limit, decided
+    /// from the size alone (`nil` within the limit). A server answers such a body with this and
+    /// does not lint it: APNs refuses it whatever it holds, and linting up to 64 KB only to say
+    /// so costs far more than the size.
+    public static func sizeRefusal(byteCount: Int, pushType: PushType?, endpoint: APNsEndpoint = .device) -> LintDiagnostic? {
+        let limit = PayloadLimit.limit(for: pushType, endpoint: endpoint)
+        guard byteCount > limit else { return nil }
+        return LintDiagnostic(
+            rule: .payloadTooLarge, severity: .error,
+            message: "\(byteCount) bytes, over the \(limit)-byte limit for \(limitScope(pushType: pushType, endpoint: endpoint)) (answered from the size alone; the payload was not checked further)",
+            subject: .value(JSONPointer(tokens: [])), location: nil)
     }
 }
