@@ -228,7 +228,14 @@ struct GatewayAPI {
             if let key, key.isEmpty || key.utf8.count > 255 {
                 return Self.error(.badRequest, "Idempotency-Key is 1 to 255 characters")
             }
-            let body = try await request.collectBody(upTo: Self.maximumBodyBytes(tokens: server.configuration.maximumTokensPerRequest))
+            let tokens = server.configuration.maximumTokensPerRequest
+            let limit = Self.maximumBodyBytes(tokens: tokens)
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: limit)
+            } catch is NIOTooManyBytesError {
+                throw HTTPError(.contentTooLarge, message: "the body is over \(limit) bytes, the most a request of \(tokens) tokens (this gateway's maximum per request) can need: send the tokens in several requests")
+            }
             return try await server.submit(Array(body.readableBytesView), app: app, idempotencyKey: key)
         }
         router.get("/v1/apps/{app}/notifications/{id}") { request, context in

@@ -119,8 +119,10 @@ import Testing
         let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
         let token = GatewayHarness.tokens(1, salt: 4)[0].hex
         let padding = String(repeating: " ", count: 1_100_000)
-        let (status, _) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding)"tokens":["\#(token)"]}"#)
+        let (status, answer) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding)"tokens":["\#(token)"]}"#)
         #expect(status == 413)
+        #expect(answer?.root["error"]?.stringValue?.contains("over 1049376 bytes") == true, "\(String(describing: answer?.root.value))")
+        #expect(answer?.root["error"]?.stringValue?.contains("10 tokens") == true)
         let (fits, _) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding.prefix(900_000))"tokens":["\#(token)"]}"#)
         #expect(fits == 202)
     }
