@@ -64,7 +64,10 @@ struct HTTP2Listener: Sendable {
         // answered too (AsyncHTTPClient resets a stream whose body it does not read): out of
         // reach here; APNsConnectionHandler counts only resets of streams not yet answered.
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-        streamConfiguration.streamResetFrameRateLimit.maximumCount = Int(Int32.max)
+        // (A count in a window of one nanosecond, not a huge count: NIOHTTP2 reserves room for
+        // `maximumCount` timestamps per connection, and Int32.max reserved 16 GB.)
+        streamConfiguration.streamResetFrameRateLimit.maximumCount = 1_000
+        streamConfiguration.streamResetFrameRateLimit.windowLength = .nanoseconds(1)
         try sync.addHandler(InboundSeal())
         // No stream multiplexer: frames come to one handler per connection, which
         // keeps each stream's request in a table (no channel per stream).
