@@ -43,6 +43,14 @@ import Testing
         #expect(failed.allSatisfy { $0.1.failure != nil })
         let reasons = Set(failed.compactMap { $0.1.failure?.message })
         #expect(reasons.allSatisfy { $0.lowercased().contains("refused") || $0.contains("cannot connect") }, "\(reasons)")
+        // An attempt begun just before the last deadline may still be failing: each attempt ends
+        // in one counted failure, so wait (briefly) for the two counters to meet.
+        let settled = ContinuousClock.now + .seconds(5)
+        while metrics.counterTotal(label: "push_connection_failures_total") != metrics.counterTotal(label: "push_connection_attempts_total"),
+            ContinuousClock.now < settled
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let attempts = metrics.counterTotal(label: "push_connection_attempts_total")
         // One at a time, backing off from a quarter of a second: about six in three seconds
         // (without the breaker, each request opened its own: hundreds).
