@@ -143,7 +143,15 @@ extension InspectionAPI {
                          ("stream", "integer"), ("code", "string"), ("lastStreamId", "integer"), ("detail", "string")],
                         required: ["id", "at", "connection", "kind"]),
                     "Notification": notification,
-                    "NotificationPage": ["type": "object", "properties": ["total": ["type": "integer"], "count": ["type": "integer"], "notifications": ["type": "array", "items": ref("Notification")]]],
+                    "NotificationPage": [
+                        "type": "object",
+                        "properties": [
+                            "total": ["type": "integer"], "count": ["type": "integer"],
+                            "truncated": ["type": "boolean", "description": "The page stopped at 8 MiB before the limit: ask again with before=next"],
+                            "next": ["type": ["integer", "null"], "description": "When truncated, the id to pass as before for the rest"],
+                            "notifications": ["type": "array", "items": ref("Notification")],
+                        ],
+                    ],
                     "Device": object([("token", "string"), ("topic", "string"), ("environment", "string"), ("state", "string"), ("badge", "integer")]),
                     "Fault": object([("id", "integer"), ("rule", "string")], required: ["id", "rule"]),
                     "Release": object(

@@ -83,10 +83,7 @@ struct InspectionAPI {
             // Filters, search and paging run in the store (in SQL with a database).
             let page = try await core.recordStore.page(query)
             let renderer = core.renderer(for: parameters["lang"].map(String.init))
-            return Self.json([
-                "total": .number(JSONNumber(page.total)), "count": .number(JSONNumber(page.records.count)),
-                "notifications": .array(page.records.map { Self.value(of: $0, renderer: renderer) }),
-            ])
+            return Self.page(page, renderer: renderer)
         }
         router.get("/api/v1/notifications/{id}") { request, context in
             let record = try await Self.record(core, context)
@@ -287,6 +284,49 @@ struct InspectionAPI {
 
     static func badRequest(_ message: String) -> HTTPError {
         HTTPError(.badRequest, message: message)
+    }
+
+    /// The most a page of records writes, in bytes (8 MiB): records are added newest first
+    /// until the next would pass it (the first always goes in), and the page then says
+    /// `"truncated": true` and the `next` id to pass as `before`. A record is bounded too (a
+    /// body of at most 64 KB, its first 100 findings, rendered text capped by the formatter),
+    /// so a page is at most this plus one record, whatever the payloads were.
+    static let maximumPageBytes = 8 << 20
+
+    /// `{"total", "count", "truncated", "next", "notifications"}`, bounded by
+    /// ``maximumPageBytes``.
+    static func page(_ page: RecordPage, renderer: NotificationRenderer) -> Response {
+        var items: [[UInt8]] = []
+        var size = 0
+        for record in page.records {
+            var writer = JSONWriter(output: JSONBytes())
+            writer.value(value(of: record, renderer: renderer))
+            let bytes = writer.output.bytes
+            guard items.isEmpty || size + bytes.count + 1 <= maximumPageBytes else { break }
+            size += bytes.count + 1
+            items.append(bytes)
+        }
+        let truncated = items.count < page.records.count
+        var head = JSONWriter(output: JSONBytes())
+        head.beginObject()
+        head.key("total")
+        head.integer(Int64(page.total))
+        head.key("count")
+        head.integer(Int64(items.count))
+        head.key("truncated")
+        head.bool(truncated)
+        head.key("next")
+        if truncated { head.integer(page.records[items.count - 1].id) } else { head.null() }
+        head.key("notifications")
+        var output = head.output.bytes
+        output.reserveCapacity(output.count + size + 3)
+        output.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(contentsOf: item)
+        }
+        output.append(contentsOf: Array("]}".utf8))
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: output)))
     }
 
     /// A record's JSON, rendered by `renderer` (the mock's own, or another language's).

@@ -339,7 +339,7 @@ final class MockCore: Sendable {
         if refuseOversized(&outcome, pushType: headers.pushType, endpoint: .device) { return }
         // The linter reads the headers as sent (an uppercase apns-id stays uppercase).
         let report = linter.lint(outcome.body, context: LintContext(fields: wireFields, endpoint: .device, isRequest: true))
-        outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
+        outcome.keepFindings(report.diagnostics)
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
         }
@@ -451,7 +451,7 @@ final class MockCore: Sendable {
         }
         if refuseOversized(&outcome, pushType: pushType, endpoint: .broadcast) { return }
         let report = linter.lint(outcome.body, context: LintContext(fields: outcome.fields, endpoint: .broadcast, isRequest: true))
-        outcome.findings = report.diagnostics.map(NotificationRecord.Finding.init)
+        outcome.keepFindings(report.diagnostics)
         if let (reason, message) = rejection(report) {
             return outcome.fail(reason: reason, message)
         }
@@ -569,6 +569,8 @@ struct Outcome {
     var explanation: String?
     var fault: String?
     var findings: [NotificationRecord.Finding] = []
+    /// Findings beyond ``NotificationRecord/maximumFindings``, counted and not kept.
+    var omittedFindings = 0
     var delivered = false
     var extraHeaders: [(String, String)] = []
     var responseBody: [UInt8] = []
@@ -599,6 +601,13 @@ struct Outcome {
     mutating func useRequestID() {
         idHeader = APNsHeader.requestID
         apnsID = Self.identifier(fields[APNsHeader.requestID])
+    }
+
+    /// Keeps the first ``NotificationRecord/maximumFindings`` findings (each bounded in size)
+    /// and counts the rest: a record's size does not grow with what a payload provokes.
+    mutating func keepFindings(_ diagnostics: [LintDiagnostic]) {
+        findings = diagnostics.prefix(NotificationRecord.maximumFindings).map(NotificationRecord.Finding.init)
+        omittedFindings = diagnostics.count - findings.count
     }
 
     mutating func fail(status: Int? = nil, reason: APNsReason, _ explanation: String) {
@@ -651,8 +660,8 @@ struct Outcome {
         NotificationRecord(
             id: id, connection: connection, receivedAt: now, kind: kind, fields: fields, body: body, bodyByteCount: bodyByteCount,
             apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID, status: answered ? status : nil, reason: answered ? reason : nil,
-            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: findings, delivered: delivered,
-            defaultedTopic: defaultedTopic)
+            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: findings, omittedFindings: omittedFindings,
+            delivered: delivered, defaultedTopic: defaultedTopic)
     }
 
 }

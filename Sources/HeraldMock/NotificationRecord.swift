@@ -57,8 +57,18 @@ public struct NotificationRecord: Sendable, Identifiable {
     public let explanation: String?
     /// The fault rule applied, if any.
     public let fault: String?
-    /// The lint findings for the payload and headers.
+    /// The lint findings for the payload and headers: the first ``maximumFindings``, each
+    /// message and pointer at most ``maximumFindingTextBytes`` long.
     public let findings: [Finding]
+    /// How many findings the linter reported beyond ``findings`` (not kept).
+    public let omittedFindingCount: Int
+    /// The most findings a record keeps (the rest are counted in ``omittedFindingCount``): a
+    /// payload that provokes thousands of findings costs the store no more than one with a
+    /// hundred.
+    public static let maximumFindings = 100
+    /// The longest message or pointer a kept finding carries, in UTF-8 bytes; longer ones are
+    /// cut at a character boundary and end with "…".
+    public static let maximumFindingTextBytes = 1024
     /// The topic a certificate supplied when the request named none.
     let defaultedTopic: String?
     /// The header fields, the body and the identifiers, packed into one buffer: a store of
@@ -68,7 +78,7 @@ public struct NotificationRecord: Sendable, Identifiable {
     init(
         id: Int, connection: Int, receivedAt: Date, kind: Kind, fields: APNsHeaderFields, body: [UInt8], bodyByteCount: Int,
         apnsID: String?, uniqueID: String?, status: Int?, reason: APNsReason?, timestamp: Int64?, explanation: String?,
-        fault: String?, findings: [Finding], delivered: Bool, defaultedTopic: String?
+        fault: String?, findings: [Finding], omittedFindings: Int = 0, delivered: Bool, defaultedTopic: String?
     ) {
         self.id = id
         self.connection = connection
@@ -81,6 +91,7 @@ public struct NotificationRecord: Sendable, Identifiable {
         self.explanation = explanation
         self.fault = fault
         self.findings = findings
+        omittedFindingCount = omittedFindings
         self.delivered = delivered
         self.defaultedTopic = defaultedTopic
         packed = Packed(fields: fields, body: body, apnsID: apnsID, uniqueID: uniqueID)
@@ -231,7 +242,8 @@ public struct NotificationRecord: Sendable, Identifiable {
     /// `kind`, `method`, `path`, `deviceToken`, `topic`, `pushType`, `priority`, `collapseId`,
     /// `expiration`, `channelId`, `status`, `reason`, `timestamp`, `explanation`, `fault`,
     /// `headers` (array of `{name, value}`), `payload` (the JSON value, or the text when it is
-    /// not JSON), `payloadSize`, `findings` and `rendered`.
+    /// not JSON), `payloadSize`, `payloadLimit`, `findings` (at most ``maximumFindings``),
+    /// `findingsOmitted` (how many more the linter reported) and `rendered`.
     public var jsonValue: JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
@@ -279,6 +291,7 @@ public struct NotificationRecord: Sendable, Identifiable {
                 "column": finding.column.map { .number(JSONNumber($0)) } ?? .null,
             ]
         }))
+        add("findingsOmitted", .number(JSONNumber(omittedFindingCount)))
         add("rendered", rendered?.jsonValue ?? .null)
         return .object(object)
     }
@@ -335,7 +348,8 @@ extension NotificationRecord {
             apnsID: root["apnsId"]?.stringValue, uniqueID: root["uniqueId"]?.stringValue,
             status: status, reason: reason,
             timestamp: root["timestamp"]?.int64Value, explanation: root["explanation"]?.stringValue, fault: root["fault"]?.stringValue,
-            findings: findings, delivered: delivered, defaultedTopic: defaultedTopic)
+            findings: findings, omittedFindings: Int(root["findingsOmitted"]?.int64Value ?? 0), delivered: delivered,
+            defaultedTopic: defaultedTopic)
     }
 }
 
@@ -343,10 +357,25 @@ extension NotificationRecord.Finding {
     init(_ diagnostic: LintDiagnostic) {
         rule = diagnostic.rule.rawValue
         severity = diagnostic.severity.rawValue
-        message = diagnostic.message
-        pointer = diagnostic.pointer?.description
+        message = Self.bounded(diagnostic.message)
+        pointer = diagnostic.pointer.map { Self.bounded($0.description) }
         header = diagnostic.header
         line = diagnostic.location?.line
         column = diagnostic.location?.column
+    }
+
+    /// `text`, or its first ``NotificationRecord/maximumFindingTextBytes`` bytes (whole
+    /// characters) and "…".
+    static func bounded(_ text: String) -> String {
+        let limit = NotificationRecord.maximumFindingTextBytes
+        guard text.utf8.count > limit else { return text }
+        var kept = String.UnicodeScalarView()
+        var size = 0
+        for scalar in text.unicodeScalars {
+            size += UTF8.width(scalar)
+            guard size <= limit - 3 else { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "…"
     }
 }

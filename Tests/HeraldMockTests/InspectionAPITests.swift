@@ -73,6 +73,60 @@ import Testing
         #expect(try count("") == 0)
     }
 
+    /// What a payload provokes does not decide what a record costs: a thousand findings keep
+    /// their first 100 (in order, the rest counted), a 3,000-byte key name is cut to 1 KB in the
+    /// pointer and the message, and a page of records stops before 8 MiB and says where the next
+    /// begins, so paging with `next` misses nothing and repeats nothing.
+    @Test func recordsAndPagesAreBoundedWhateverThePayloadProvokes() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let numbers = (0..<1000).map(String.init).joined(separator: ",")
+        let longKey = "password_" + String(repeating: "y", count: 3000)
+        _ = try await mock.python([
+            H.push(#"{"aps":{"alert":{"loc-key":"K","loc-args":[\#(numbers)]}}}"#),
+            H.push(#"{"aps":{"alert":"hi"},"\#(longKey)":"hunter2hunter2"}"#),
+        ])
+        let page = Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)
+        let records = try #require(page["notifications"] as? [[String: Any]])
+        try #require(records.count == 2)
+        let numeric = try #require(records[1]["findings"] as? [[String: Any]])
+        let omitted = try #require(records[1]["findingsOmitted"] as? Int)
+        #expect(numeric.count == NotificationRecord.maximumFindings)
+        // Each of the 1,000 loc-args is a number where the device expects a string: one finding
+        // each, in document order.
+        let pointers = numeric.compactMap { $0["pointer"] as? String }.filter { $0.hasPrefix("/aps/alert/loc-args/") }
+        #expect(pointers.count >= 99 && pointers == (0..<pointers.count).map { "/aps/alert/loc-args/\($0)" }, "\(pointers.prefix(5))")
+        #expect(numeric.count + omitted >= 1000 && numeric.count + omitted <= 1003, "\(omitted) omitted")
+        let keyed = try #require(records[0]["findings"] as? [[String: Any]])
+        let sensitive = try #require(keyed.first { $0["rule"] as? String == "sensitive-key-name" })
+        for text in [sensitive["pointer"], sensitive["message"]].compactMap({ $0 as? String }) {
+            #expect(text.utf8.count <= NotificationRecord.maximumFindingTextBytes && text.hasSuffix("…"), "\(text.utf8.count) bytes")
+        }
+        #expect(records[0]["findingsOmitted"] as? Int == 0)
+
+        // About 12 KB per record (a 4,000-byte alert, its rendering and its userInfo): 900 of them
+        // pass 8 MiB.
+        let body = String(repeating: "z", count: 3980)
+        _ = try await mock.python((0..<900).map { _ in H.push(#"{"aps":{"alert":"\#(body)"}}"#) })
+        var seen: [Int] = []
+        var before: Int?
+        var pages = 0
+        repeat {
+            let answer = try Self.api(mock, "GET", "/api/v1/notifications" + (before.map { "?before=\($0)" } ?? ""))
+            #expect(answer.status == 200)
+            #expect(answer.body.utf8.count <= 8 << 20, "a page of \(answer.body.utf8.count) bytes")
+            let page = Self.object(answer.body)
+            let ids = (page["notifications"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+            #expect(page["count"] as? Int == ids.count && page["total"] as? Int == 902 - seen.count)
+            seen += ids
+            before = (page["truncated"] as? Bool == true) ? page["next"] as? Int : nil
+            #expect(before == nil || before == ids.last)
+            pages += 1
+        } while before != nil && pages < 10
+        #expect(pages >= 2, "900 records of 12 KB fit one page")
+        #expect(seen == Array((1...902).reversed()), "paged ids: \(seen.count), first \(seen.prefix(3)), last \(seen.suffix(3))")
+    }
+
     /// A refused request's record says what was sent: a bad device token leaves its push type,
     /// priority and topic known (they were null), as do an unknown push type the others.
     @Test func recordsKeepTheHeadersWhateverTheAnswer() async throws {

@@ -162,7 +162,7 @@ async function select(id) {
     el("table", {}, el("caption", { class: "sr-only" }, "Request headers"), el("tbody", {}, (r.headers || []).map((h) => el("tr", {}, el("th", { scope: "row" }, h.name), el("td", {}, h.value))))),
     el("h3", {}, `Payload (${r.payloadSize} of ${limitFor(r)} bytes)`),
     el("pre", { "aria-label": "payload", tabindex: "0" }, highlight(payloadText, pointers)),
-    el("h3", {}, `Lint findings (${(r.findings || []).length})`),
+    el("h3", {}, `Lint findings (${(r.findings || []).length}${r.findingsOmitted ? `; ${r.findingsOmitted} more not kept` : ""})`),
     (r.findings || []).length ? el("ul", {}, r.findings.map((f) => el("li", { class: "finding " + f.severity },
       `${f.severity} ${f.rule}: ${f.message}`, f.pointer ? el("span", { class: "meta" }, ` at ${f.pointer}`) : null, f.header ? el("span", { class: "meta" }, ` (header ${f.header})`) : null)))
       : el("p", { class: "empty" }, "None."),
