@@ -26,11 +26,66 @@ extension Payload {
         let reader = PayloadReader(document: document)
         self = try reader.payload()
     }
+
+    /// Decodes a payload the way a device reads one, in one pass: a value that cannot be read
+    /// is left out (or, for a number or Boolean format argument, read as its text; for a key
+    /// given twice, the last value is used) and reported, in document order, instead of
+    /// failing the whole payload.
+    ///
+    /// - Throws: only when the root is not a JSON object.
+    package static func decodingLeniently(
+        document: JSONDocument
+    ) throws(PayloadDecodingError) -> (payload: Payload, recovered: [(error: PayloadDecodingError, action: PayloadRecovery)]) {
+        let log = PayloadReader.RecoveryLog()
+        let payload = try PayloadReader(document: document, recovery: log).payload()
+        return (payload, log.entries)
+    }
+}
+
+/// What a lenient decode (``Payload/decodingLeniently(document:)``) did with a value it could
+/// not read.
+package enum PayloadRecovery: Sendable, Hashable {
+    /// The value was left out.
+    case dropped
+    /// A number or Boolean format argument was read as its source text (`%@` prints a
+    /// number's description).
+    case readAsText(String)
+    /// A key given twice: the last value is the one used.
+    case lastDuplicateUsed
 }
 
 /// Walks a document into the typed model. Errors carry the pointer of the offending value.
 struct PayloadReader {
     let document: JSONDocument
+    /// Where a lenient decode notes what it left out; `nil` for a strict decode, which throws
+    /// at the first problem instead.
+    var recovery: RecoveryLog? = nil
+
+    /// The values a lenient decode could not read, in document order.
+    final class RecoveryLog {
+        var entries: [(error: PayloadDecodingError, action: PayloadRecovery)] = []
+    }
+
+    /// `read()`, or in a lenient decode `nil` with its error noted (the value left out).
+    @inline(__always)
+    func lenient<Value>(_ read: () throws(PayloadDecodingError) -> Value) throws(PayloadDecodingError) -> Value? {
+        do {
+            return try read()
+        } catch {
+            guard let recovery else { throw error }
+            recovery.entries.append((error, .dropped))
+            return nil
+        }
+    }
+
+    /// Whether a key seen before may be read again: never in a strict decode (it throws); in a
+    /// lenient one, noted, and the later value replaces the earlier.
+    @inline(__always)
+    func duplicate(_ member: JSONDocument.Member) throws(PayloadDecodingError) {
+        let error = fail(.duplicateKey(member.key), atKeyOf: member)
+        guard let recovery else { throw error }
+        recovery.entries.append((error, .lastDuplicateUsed))
+    }
 
     static let apsKey = PayloadKey.aps.description
 
@@ -73,10 +128,16 @@ struct PayloadReader {
         var hasCustom = false
         for member in root.members {
             if member.keyNode.stringEquals(PayloadReader.apsKey) {
-                guard !payload.hasAPS else {
-                    throw fail(.duplicateKey(PayloadReader.apsKey), atKeyOf: member)
+                if payload.hasAPS { try duplicate(member) }
+                if recovery == nil {
+                    try payload.modifyAPS { (aps) throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) }
+                } else {
+                    var aps = APS()
+                    payload.aps = try lenient { () throws(PayloadDecodingError) in
+                        try readAPS(member.value, into: &aps)
+                        return aps
+                    }
                 }
-                try payload.modifyAPS { (aps) throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) }
             } else {
                 hasCustom = true
             }
@@ -96,31 +157,36 @@ struct PayloadReader {
                 others.append(JSONObject.Member(key: member.key, value: member.value.value))
                 continue
             }
-            guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
+            if !firstSighting(key, in: &seen) { try duplicate(member) }
             let value = member.value
             switch key {
-            case .alert: try readAlert(value, into: &aps.alert)
-            case .badge: aps.badge = try integer(value)
-            case .sound: aps.sound = try sound(value)
-            case .threadID: aps.threadID = try string(value)
-            case .category: aps.category = try string(value)
-            case .contentAvailable: aps.contentAvailable = try integer(value)
-            case .mutableContent: aps.mutableContent = try integer(value)
-            case .targetContentID: aps.targetContentID = try string(value)
-            case .interruptionLevel: aps.interruptionLevel = InterruptionLevel(rawValue: try string(value))
-            case .relevanceScore: aps.relevanceScore = try double(value)
-            case .filterCriteria: aps.filterCriteria = try string(value)
-            case .timestamp: aps.timestamp = try double(value)
-            case .event: aps.event = LiveActivityEvent(rawValue: try string(value))
-            case .contentState: aps.contentState = try object(value)
-            case .staleDate: aps.staleDate = try double(value)
-            case .dismissalDate: aps.dismissalDate = try double(value)
-            case .attributesType: aps.attributesType = try string(value)
-            case .attributes: aps.attributes = try object(value)
-            case .inputPushToken: aps.inputPushToken = try integer(value)
-            case .inputPushChannel: aps.inputPushChannel = try string(value)
-            case .contentChanged: aps.contentChanged = try bool(value)
-            case .urlArgs: aps.urlArgs = try strings(value)
+            case .alert:
+                if recovery == nil { try readAlert(value, into: &aps.alert) } else {
+                    aps.alert = nil
+                    _ = try lenient { () throws(PayloadDecodingError) in try readAlert(value, into: &aps.alert) }
+                }
+            case .badge: aps.badge = try lenient { () throws(PayloadDecodingError) in try integer(value) }
+            case .sound: aps.sound = try lenient { () throws(PayloadDecodingError) in try sound(value) }
+            case .threadID: aps.threadID = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .category: aps.category = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .contentAvailable: aps.contentAvailable = try lenient { () throws(PayloadDecodingError) in try integer(value) }
+            case .mutableContent: aps.mutableContent = try lenient { () throws(PayloadDecodingError) in try integer(value) }
+            case .targetContentID: aps.targetContentID = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .interruptionLevel:
+                aps.interruptionLevel = try lenient { () throws(PayloadDecodingError) in try string(value) }.map(InterruptionLevel.init(rawValue:))
+            case .relevanceScore: aps.relevanceScore = try lenient { () throws(PayloadDecodingError) in try double(value) }
+            case .filterCriteria: aps.filterCriteria = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .timestamp: aps.timestamp = try lenient { () throws(PayloadDecodingError) in try double(value) }
+            case .event: aps.event = try lenient { () throws(PayloadDecodingError) in try string(value) }.map(LiveActivityEvent.init(rawValue:))
+            case .contentState: aps.contentState = try lenient { () throws(PayloadDecodingError) in try object(value) }
+            case .staleDate: aps.staleDate = try lenient { () throws(PayloadDecodingError) in try double(value) }
+            case .dismissalDate: aps.dismissalDate = try lenient { () throws(PayloadDecodingError) in try double(value) }
+            case .attributesType: aps.attributesType = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .attributes: aps.attributes = try lenient { () throws(PayloadDecodingError) in try object(value) }
+            case .inputPushToken: aps.inputPushToken = try lenient { () throws(PayloadDecodingError) in try integer(value) }
+            case .inputPushChannel: aps.inputPushChannel = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .contentChanged: aps.contentChanged = try lenient { () throws(PayloadDecodingError) in try bool(value) }
+            case .urlArgs: aps.urlArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: false) }
             }
         }
         if !others.isEmpty { aps.otherKeys = JSONObject(members: others) }
@@ -151,24 +217,33 @@ struct PayloadReader {
                 others.append(JSONObject.Member(key: member.key, value: member.value.value))
                 continue
             }
-            guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
+            if !firstSighting(key, in: &seen) { try duplicate(member) }
             let value = member.value
             switch key {
-            case .title: content.title = try alertText(value)
-            case .subtitle: content.subtitle = try alertText(value)
-            case .body: content.body = try alertText(value)
-            case .launchImage: content.launchImage = try string(value)
-            case .titleLocKey: content.titleLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
-            case .titleLocArgs: content.titleLocArgs = try nullable(value) { () throws(PayloadDecodingError) in try strings(value) }
-            case .subtitleLocKey: content.subtitleLocKey = try string(value)
-            case .subtitleLocArgs: content.subtitleLocArgs = try strings(value)
-            case .locKey: content.locKey = try string(value)
-            case .locArgs: content.locArgs = try strings(value)
-            case .actionLocKey: content.actionLocKey = try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
-            case .action: content.action = try string(value)
-            case .summaryArg: content.summaryArg = try string(value)
-            case .summaryArgCount: content.summaryArgCount = try integer(value)
-            case .sound: content.sound = try sound(value)
+            case .title: content.title = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
+            case .subtitle: content.subtitle = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
+            case .body: content.body = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
+            case .launchImage: content.launchImage = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .titleLocKey:
+                content.titleLocKey = try lenient { () throws(PayloadDecodingError) in
+                    try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
+                }
+            case .titleLocArgs:
+                content.titleLocArgs = try lenient { () throws(PayloadDecodingError) in
+                    try nullable(value) { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
+                }
+            case .subtitleLocKey: content.subtitleLocKey = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .subtitleLocArgs: content.subtitleLocArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
+            case .locKey: content.locKey = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .locArgs: content.locArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
+            case .actionLocKey:
+                content.actionLocKey = try lenient { () throws(PayloadDecodingError) in
+                    try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
+                }
+            case .action: content.action = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .summaryArg: content.summaryArg = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .summaryArgCount: content.summaryArgCount = try lenient { () throws(PayloadDecodingError) in try integer(value) }
+            case .sound: content.sound = try lenient { () throws(PayloadDecodingError) in try sound(value) }
             }
         }
         if !others.isEmpty { content.otherKeys = JSONObject(members: others) }
@@ -184,13 +259,15 @@ struct PayloadReader {
             for member in node.members {
                 switch knownKey(member, as: AlertKey.self) {
                 case .locKey?:
-                    guard key == nil else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
-                    key = try string(member.value)
+                    if key != nil { try duplicate(member) }
+                    key = try lenient { () throws(PayloadDecodingError) in try string(member.value) }
                 case .locArgs?:
-                    guard arguments == nil else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
-                    arguments = try strings(member.value)
+                    if arguments != nil { try duplicate(member) }
+                    arguments = try lenient { () throws(PayloadDecodingError) in try strings(member.value, numbersAsText: true) }
                 default:
-                    throw fail(.unexpectedKey(member.key, expected: "\"loc-key\" and \"loc-args\" in a localized text"), atKeyOf: member)
+                    let error = fail(.unexpectedKey(member.key, expected: "\"loc-key\" and \"loc-args\" in a localized text"), atKeyOf: member)
+                    guard let recovery else { throw error }
+                    recovery.entries.append((error, .dropped))
                 }
             }
             guard let key else {
@@ -217,11 +294,11 @@ struct PayloadReader {
                     others.append(JSONObject.Member(key: member.key, value: member.value.value))
                     continue
                 }
-                guard firstSighting(key, in: &seen) else { throw fail(.duplicateKey(member.key), atKeyOf: member) }
+                if !firstSighting(key, in: &seen) { try duplicate(member) }
                 switch key {
-                case .critical: sound.critical = try integer(member.value)
-                case .name: sound.name = try string(member.value)
-                case .volume: sound.volume = try double(member.value)
+                case .critical: sound.critical = try lenient { () throws(PayloadDecodingError) in try integer(member.value) }
+                case .name: sound.name = try lenient { () throws(PayloadDecodingError) in try string(member.value) }
+                case .volume: sound.volume = try lenient { () throws(PayloadDecodingError) in try double(member.value) }
                 }
             }
             sound.otherKeys = JSONObject(members: others)
@@ -278,7 +355,9 @@ struct PayloadReader {
         return object
     }
 
-    func strings(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> [String] {
+    /// An array of strings. In a lenient decode an element of another type is left out, or,
+    /// with `numbersAsText` (format arguments), a number or Boolean is read as its source text.
+    func strings(_ node: JSONDocument.Node, numbersAsText: Bool) throws(PayloadDecodingError) -> [String] {
         guard node.kind == .array else {
             throw fail(.typeMismatch(expected: "an array of strings", found: node.kind), at: node)
         }
@@ -286,7 +365,15 @@ struct PayloadReader {
         result.reserveCapacity(node.count)
         for element in node.elements {
             guard let value = element.stringValue else {
-                throw fail(.typeMismatch(expected: "a string (format arguments are strings)", found: element.kind), at: element)
+                let error = fail(.typeMismatch(expected: "a string (format arguments are strings)", found: element.kind), at: element)
+                guard let recovery else { throw error }
+                if numbersAsText, element.kind == .number || element.kind == .bool {
+                    recovery.entries.append((error, .readAsText(element.sourceText)))
+                    result.append(element.sourceText)
+                } else {
+                    recovery.entries.append((error, .dropped))
+                }
+                continue
             }
             result.append(value)
         }

@@ -183,7 +183,7 @@ import Testing
         }
         harness.mock.unregister(tokens[1], at: Date(timeIntervalSince1970: 1_790_000_000))
         let fault = harness.mock.addFault(try FaultRule(parsing: "status=503/ServiceUnavailable,token=\(tokens[2].hex),times=3"))
-        var noRetry = try harness.client { $0.retry = .never }
+        let noRetry = try harness.client { $0.retry = .never }
         #expect(await noRetry.outcome(of: ClientHarness.request(to: tokens[2])).failure?.status == 503, "the rule applies once")
         await noRetry.shutdown()
         let channel = try await client.createChannel(bundleID: ClientHarness.topic, storesMessages: true)

@@ -184,6 +184,31 @@ import Testing
         #expect(rendered.body == "second")
     }
 
+    /// One pass however many values the device cannot read: each is left out and reported in
+    /// document order (the first 64 one by one, the rest counted in one diagnostic), and what is
+    /// left renders exactly as the same payload with those values removed by hand.
+    @Test func manyUnreadableValuesAreLeftOutInOnePass() throws {
+        let arguments = (0..<300).map { $0 % 3 == 0 ? #"{"o":\#($0)}"# : #""a\#($0)""# }
+        let json = #"{"aps":{"alert":{"title":7,"loc-key":"K","loc-args":[\#(arguments.joined(separator: ","))]},"badge":"5","sound":9,"thread-id":false}}"#
+        let kept = (0..<300).filter { $0 % 3 != 0 }.map { #""a\#($0)""# }
+        let clean = #"{"aps":{"alert":{"loc-key":"K","loc-args":[\#(kept.joined(separator: ","))]}}}"#
+        let table = renderer(["K": "%1$@ then %2$@"])
+        let rendered = try render(json, with: table)
+        let expected = try render(clean, with: table)
+        // 1 title + 100 objects among the arguments + badge + sound + thread-id = 104 values.
+        let listed = rendered.diagnostics.prefix { $0.message.hasPrefix("/") }
+        #expect(listed.count == 64)
+        #expect(listed.first?.message.hasPrefix("/aps/alert/title:") == true)
+        #expect(listed.dropFirst().map { $0.message.prefix { $0 != ":" } } == (0..<63).map { "/aps/alert/loc-args/\($0 * 3)" })
+        let summary = try #require(rendered.diagnostics.dropFirst(64).first)
+        #expect(summary.severity == .error && summary.message.hasPrefix("40 more values"), "\(summary.message)")
+        var rest = rendered
+        rest.diagnostics = Array(rendered.diagnostics.dropFirst(65))
+        rest.userInfo = expected.userInfo
+        #expect(rest == expected)
+        #expect(rendered.body == "a1 then a2" && rendered.badge == nil && rendered.title == nil)
+    }
+
     @Test func nonObjectDocumentCannotBeRendered() {
         #expect(throws: NotificationRenderer.DocumentError.self) { try render("[1,2]") }
     }
