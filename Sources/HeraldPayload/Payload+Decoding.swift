@@ -78,6 +78,14 @@ struct PayloadReader {
         }
     }
 
+    /// `read(node)`, or in a lenient decode `nil` with its error noted.
+    @inline(__always)
+    func lenient<Value>(
+        _ node: JSONDocument.Node, _ read: (JSONDocument.Node) throws(PayloadDecodingError) -> Value
+    ) throws(PayloadDecodingError) -> Value? {
+        try lenient { () throws(PayloadDecodingError) in try read(node) }
+    }
+
     /// Whether a key seen before may be read again: never in a strict decode (it throws); in a
     /// lenient one, noted, and the later value replaces the earlier.
     @inline(__always)
@@ -165,27 +173,27 @@ struct PayloadReader {
                     aps.alert = nil
                     _ = try lenient { () throws(PayloadDecodingError) in try readAlert(value, into: &aps.alert) }
                 }
-            case .badge: aps.badge = try lenient { () throws(PayloadDecodingError) in try integer(value) }
-            case .sound: aps.sound = try lenient { () throws(PayloadDecodingError) in try sound(value) }
-            case .threadID: aps.threadID = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .category: aps.category = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .contentAvailable: aps.contentAvailable = try lenient { () throws(PayloadDecodingError) in try integer(value) }
-            case .mutableContent: aps.mutableContent = try lenient { () throws(PayloadDecodingError) in try integer(value) }
-            case .targetContentID: aps.targetContentID = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .badge: aps.badge = try lenient(value, integer)
+            case .sound: aps.sound = try lenient(value, sound)
+            case .threadID: aps.threadID = try lenient(value, string)
+            case .category: aps.category = try lenient(value, string)
+            case .contentAvailable: aps.contentAvailable = try lenient(value, integer)
+            case .mutableContent: aps.mutableContent = try lenient(value, integer)
+            case .targetContentID: aps.targetContentID = try lenient(value, string)
             case .interruptionLevel:
-                aps.interruptionLevel = try lenient { () throws(PayloadDecodingError) in try string(value) }.map(InterruptionLevel.init(rawValue:))
-            case .relevanceScore: aps.relevanceScore = try lenient { () throws(PayloadDecodingError) in try double(value) }
-            case .filterCriteria: aps.filterCriteria = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .timestamp: aps.timestamp = try lenient { () throws(PayloadDecodingError) in try double(value) }
-            case .event: aps.event = try lenient { () throws(PayloadDecodingError) in try string(value) }.map(LiveActivityEvent.init(rawValue:))
-            case .contentState: aps.contentState = try lenient { () throws(PayloadDecodingError) in try object(value) }
-            case .staleDate: aps.staleDate = try lenient { () throws(PayloadDecodingError) in try double(value) }
-            case .dismissalDate: aps.dismissalDate = try lenient { () throws(PayloadDecodingError) in try double(value) }
-            case .attributesType: aps.attributesType = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .attributes: aps.attributes = try lenient { () throws(PayloadDecodingError) in try object(value) }
-            case .inputPushToken: aps.inputPushToken = try lenient { () throws(PayloadDecodingError) in try integer(value) }
-            case .inputPushChannel: aps.inputPushChannel = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .contentChanged: aps.contentChanged = try lenient { () throws(PayloadDecodingError) in try bool(value) }
+                aps.interruptionLevel = try lenient(value, string).map(InterruptionLevel.init(rawValue:))
+            case .relevanceScore: aps.relevanceScore = try lenient(value, double)
+            case .filterCriteria: aps.filterCriteria = try lenient(value, string)
+            case .timestamp: aps.timestamp = try lenient(value, double)
+            case .event: aps.event = try lenient(value, string).map(LiveActivityEvent.init(rawValue:))
+            case .contentState: aps.contentState = try lenient(value, object)
+            case .staleDate: aps.staleDate = try lenient(value, double)
+            case .dismissalDate: aps.dismissalDate = try lenient(value, double)
+            case .attributesType: aps.attributesType = try lenient(value, string)
+            case .attributes: aps.attributes = try lenient(value, object)
+            case .inputPushToken: aps.inputPushToken = try lenient(value, integer)
+            case .inputPushChannel: aps.inputPushChannel = try lenient(value, string)
+            case .contentChanged: aps.contentChanged = try lenient(value, bool)
             case .urlArgs: aps.urlArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: false) }
             }
         }
@@ -220,10 +228,10 @@ struct PayloadReader {
             if !firstSighting(key, in: &seen) { try duplicate(member) }
             let value = member.value
             switch key {
-            case .title: content.title = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
-            case .subtitle: content.subtitle = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
-            case .body: content.body = try lenient { () throws(PayloadDecodingError) in try alertText(value) }
-            case .launchImage: content.launchImage = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .title: content.title = try lenient(value, alertText)
+            case .subtitle: content.subtitle = try lenient(value, alertText)
+            case .body: content.body = try lenient(value, alertText)
+            case .launchImage: content.launchImage = try lenient(value, string)
             case .titleLocKey:
                 content.titleLocKey = try lenient { () throws(PayloadDecodingError) in
                     try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
@@ -232,18 +240,18 @@ struct PayloadReader {
                 content.titleLocArgs = try lenient { () throws(PayloadDecodingError) in
                     try nullable(value) { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
                 }
-            case .subtitleLocKey: content.subtitleLocKey = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .subtitleLocKey: content.subtitleLocKey = try lenient(value, string)
             case .subtitleLocArgs: content.subtitleLocArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
-            case .locKey: content.locKey = try lenient { () throws(PayloadDecodingError) in try string(value) }
+            case .locKey: content.locKey = try lenient(value, string)
             case .locArgs: content.locArgs = try lenient { () throws(PayloadDecodingError) in try strings(value, numbersAsText: true) }
             case .actionLocKey:
                 content.actionLocKey = try lenient { () throws(PayloadDecodingError) in
                     try nullable(value) { () throws(PayloadDecodingError) in try string(value) }
                 }
-            case .action: content.action = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .summaryArg: content.summaryArg = try lenient { () throws(PayloadDecodingError) in try string(value) }
-            case .summaryArgCount: content.summaryArgCount = try lenient { () throws(PayloadDecodingError) in try integer(value) }
-            case .sound: content.sound = try lenient { () throws(PayloadDecodingError) in try sound(value) }
+            case .action: content.action = try lenient(value, string)
+            case .summaryArg: content.summaryArg = try lenient(value, string)
+            case .summaryArgCount: content.summaryArgCount = try lenient(value, integer)
+            case .sound: content.sound = try lenient(value, sound)
             }
         }
         if !others.isEmpty { content.otherKeys = JSONObject(members: others) }
@@ -260,7 +268,7 @@ struct PayloadReader {
                 switch knownKey(member, as: AlertKey.self) {
                 case .locKey?:
                     if key != nil { try duplicate(member) }
-                    key = try lenient { () throws(PayloadDecodingError) in try string(member.value) }
+                    key = try lenient(member.value, string)
                 case .locArgs?:
                     if arguments != nil { try duplicate(member) }
                     arguments = try lenient { () throws(PayloadDecodingError) in try strings(member.value, numbersAsText: true) }
@@ -296,9 +304,9 @@ struct PayloadReader {
                 }
                 if !firstSighting(key, in: &seen) { try duplicate(member) }
                 switch key {
-                case .critical: sound.critical = try lenient { () throws(PayloadDecodingError) in try integer(member.value) }
-                case .name: sound.name = try lenient { () throws(PayloadDecodingError) in try string(member.value) }
-                case .volume: sound.volume = try lenient { () throws(PayloadDecodingError) in try double(member.value) }
+                case .critical: sound.critical = try lenient(member.value, integer)
+                case .name: sound.name = try lenient(member.value, string)
+                case .volume: sound.volume = try lenient(member.value, double)
                 }
             }
             sound.otherKeys = JSONObject(members: others)
