@@ -123,18 +123,17 @@ struct SendCommand: AsyncParsableCommand {
         }
         let request = APNsRequest(headers: headers, body: body)
         var rejected = 0
-        var progress = Progress(total: tokens.count)
+        var output = LineOutput(progress: Progress(total: tokens.count))
         if tokens.count == 1 {
             let outcome = await client.outcome(of: request.to(tokens[0]))
-            if !print(tokens[0], outcome) { rejected += 1 }
+            if !Self.line(tokens[0], outcome, into: &output.pending) { rejected += 1 }
         } else {
             for await result in client.send(request, to: tokens) {
-                progress.clear()
-                if !print(result.token, result.result) { rejected += 1 }
-                progress.advance()
+                if !Self.line(result.token, result.result, into: &output.pending) { rejected += 1 }
+                output.advance()
             }
-            progress.clear()
         }
+        output.finish()
         await client.shutdown()
         if tokens.count > 1 {
             writeStandardError("\(tokens.count - rejected) of \(tokens.count) accepted\n")
@@ -142,21 +141,28 @@ struct SendCommand: AsyncParsableCommand {
         if rejected > 0 { throw ExitStatus.failure }
     }
 
-    /// One line: `TOKEN accepted apns-id ID` or `TOKEN rejected STATUS REASON: message (advice)`.
-    private func print(_ token: DeviceToken, _ outcome: Result<APNsResponse, APNsClientError>) -> Bool {
+    /// One line: `TOKEN accepted apns-id ID` or `TOKEN rejected STATUS REASON: message
+    /// (advice)`, appended to `output`; whether it was accepted.
+    static func line(_ token: DeviceToken, _ outcome: Result<APNsResponse, APNsClientError>, into output: inout [UInt8]) -> Bool {
+        output.append(contentsOf: token.hex.utf8)
         switch outcome {
         case .success(let response):
-            var line = "\(token.hex) accepted apns-id \(response.apnsID)"
-            if let unique = response.uniqueID { line += " apns-unique-id \(unique)" }
-            writeStandardOutput(line + "\n")
+            output.append(contentsOf: " accepted apns-id ".utf8)
+            output.append(contentsOf: response.apnsID.utf8)
+            if let unique = response.uniqueID {
+                output.append(contentsOf: " apns-unique-id ".utf8)
+                output.append(contentsOf: unique.utf8)
+            }
+            output.append(UInt8(ascii: "\n"))
             return true
         case .failure(let error):
-            var line = "\(token.hex) rejected"
+            var line = " rejected"
             if let status = error.status { line += " \(status)" }
             if let reason = error.reason { line += " \(reason)" }
             line += ": \(error.message)"
             if let advice = error.advice { line += " (\(advice))" }
-            writeStandardOutput(line + "\n")
+            output.append(contentsOf: line.utf8)
+            output.append(UInt8(ascii: "\n"))
             return false
         }
     }
@@ -204,9 +210,46 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
+/// Per-token lines for standard output, written in blocks: at 64 KB or every 100 ms, whichever
+/// comes first (a write per line cost as much as a send with 100,000 tokens), with the
+/// progress bar redrawn after each block.
+struct LineOutput {
+    var pending: [UInt8] = []
+    var progress: Progress
+    private var lastWrite = ContinuousClock.now
+
+    init(progress: Progress) {
+        self.progress = progress
+        pending.reserveCapacity(1 << 16)
+    }
+
+    /// One more token done: writes what is pending when it is due.
+    mutating func advance() {
+        progress.done += 1
+        guard pending.count >= 1 << 16 || ContinuousClock.now - lastWrite >= .milliseconds(100) else { return }
+        write()
+        progress.draw()
+    }
+
+    /// Writes what is left and clears the progress bar.
+    mutating func finish() {
+        write()
+        progress.clear()
+    }
+
+    private mutating func write() {
+        lastWrite = ContinuousClock.now
+        guard !pending.isEmpty else { return }
+        progress.clear()
+        writeStandardOutput(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+}
+
 /// A progress bar on standard error, when it is a terminal.
 struct Progress {
     let total: Int
+    /// Tokens done.
     var done = 0
     private let enabled: Bool
     private var lastDrawn = ContinuousClock.now
@@ -216,8 +259,8 @@ struct Progress {
         enabled = total > 1 && isTerminal(STDERR_FILENO)
     }
 
-    mutating func advance() {
-        done += 1
+    /// Redraws the bar (at most every 100 ms).
+    mutating func draw() {
         guard enabled, ContinuousClock.now - lastDrawn > .milliseconds(100) || done == total else { return }
         lastDrawn = ContinuousClock.now
         let width = 30
