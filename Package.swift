@@ -65,7 +65,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "HeraldJSON"),
-        .target(name: "HeraldProtocol"),
+        // HeraldVersion: the commit comes from the HeraldBuildInfo plugin (git, before each build).
+        .target(name: "HeraldProtocol", plugins: ["HeraldBuildInfo"]),
         .target(name: "HeraldPayload", dependencies: ["HeraldJSON", "HeraldProtocol"]),
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
@@ -207,12 +208,14 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldProtocol", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldGatewayTests",
             dependencies: [
                 "herald", "HeraldGateway", "HeraldMock", "HeraldClient", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Writes the git commit Herald is built from into HeraldProtocol (HeraldVersion.commit).
+        .plugin(name: "HeraldBuildInfo", capability: .buildTool()),
     ]
 )

@@ -63,7 +63,7 @@ extension GatewayAPI {
         }
         let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^([0-9a-fA-F]{2}){32,100}$"], "minItems": 1]
         let paths: JSONValue = [
-            "/healthz": ["get": ["summary": "Alive", "responses": ["200": json("Alive", object([("status", string)]))]]],
+            "/healthz": ["get": ["summary": "Alive, and Herald's version", "responses": ["200": json("Alive", object([("status", string), ("version", string)]))]]],
             "/readyz": ["get": ["summary": "Ready: the database answers and the process takes requests", "responses": [
                 "200": json("Ready", object([("status", string)])), "503": error,
             ]]],

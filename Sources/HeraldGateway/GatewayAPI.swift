@@ -68,7 +68,7 @@ struct GatewayAPI {
         router.add(middleware: ErrorShape(logger: server.configuration.logger))
         router.add(middleware: OpenGate(server: server))
 
-        router.get("/healthz") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/healthz") { _, _ in Self.json(["status": "ok", "version": .string(HeraldVersion.description)]) }
         // Ready: taking requests, and the database answers (within two seconds; at once while
         // it is known to be down).
         router.get("/readyz") { _, _ in

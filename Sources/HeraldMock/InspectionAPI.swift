@@ -399,7 +399,13 @@ struct InspectionAPI {
         case .tls: "tls"
         }
         let authentication: String = if case .certificate = configuration.authentication { "certificate" } else { "token" }
+        let hints = server.pasteHints
         return [
+            "version": .string(HeraldVersion.description),
+            "paste": [
+                "herald": .string(hints.herald), "trustFile": hints.trustFile.map { .string($0) } ?? .null,
+                "keyFiles": .object(JSONObject(members: hints.keyFiles.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: .string($0.value)) })),
+            ],
             "providerURL": .string(server.providerURL), "port": .number(JSONNumber(server.port)),
             "channelPort": server.channelPort.map { .number(JSONNumber($0)) } ?? .null,
             "environment": .string(configuration.environment.rawValue), "transport": .string(transport),

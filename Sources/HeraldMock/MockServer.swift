@@ -27,6 +27,26 @@ import Synchronization
 ///
 /// As a `Service` (swift-service-lifecycle), ``run()`` starts it, waits for graceful shutdown
 /// and stops it.
+/// What the inbox puts in the commands it offers to paste, so that they work as pasted in
+/// any folder.
+public struct MockPasteHints: Sendable, Hashable {
+    /// How to run herald: `herald` when installed on the `PATH`, or `swift run --package-path
+    /// /path/to/herald herald`.
+    public var herald: String
+    /// The absolute path of the CA certificate clients trust (the generated TLS transport), or
+    /// `nil` for a placeholder.
+    public var trustFile: String?
+    /// Absolute paths of provider keys (.p8), by key ID, for `herald token` and `herald send`.
+    public var keyFiles: [String: String]
+
+    /// Hints; the defaults give `herald` and placeholders for the files.
+    public init(herald: String = "herald", trustFile: String? = nil, keyFiles: [String: String] = [:]) {
+        self.herald = herald
+        self.trustFile = trustFile
+        self.keyFiles = keyFiles
+    }
+}
+
 public final class MockAPNsServer: Service, Sendable {
     /// The configuration it was made with.
     public let configuration: MockConfiguration
@@ -66,6 +86,15 @@ public final class MockAPNsServer: Service, Sendable {
 
     /// The CA certificate clients must trust (PEM), for the generated TLS transport.
     public var trustRootPEM: String? { certificateAuthority?.certificatePEM }
+
+    /// What the inbox's commands to paste are made of (`herald send`, `curl`): how to run
+    /// herald and where the files they need are. The `herald` command line sets them; an
+    /// embedder may, or leave the placeholders.
+    public var pasteHints: MockPasteHints {
+        get { hints.withLock { $0 } }
+        set { hints.withLock { $0 = newValue } }
+    }
+    private let hints = Mutex(MockPasteHints())
 
     /// Binds the APNs, channel-management and API ports.
     public func start() async throws {

@@ -73,19 +73,27 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.keys = [key.publicKey]
         configuration.localization = Self.strings
         let (server, logger) = try await MockCommand.start(configuration, label: "herald.demo")
-        let folder = dir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-demo-\(server.port)")
+        // Absolute paths: the commands printed below work as pasted from any folder.
+        let folder = Invocation.absolute(dir ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("herald-demo-\(server.port)"))
         let keyFile = (folder as NSString).appendingPathComponent("AuthKey_\(Self.keyID).p8")
         let caFile = (folder as NSString).appendingPathComponent("herald-mock-ca.pem")
+        let payloadFile = (folder as NSString).appendingPathComponent("payload.json")
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try key.pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
             try (server.trustRootPEM ?? "").write(toFile: caFile, atomically: true, encoding: .utf8)
+            // A payload of one's own to start from (kept if it is already there: it may be edited).
+            if !FileManager.default.fileExists(atPath: payloadFile) {
+                try #"{"aps":{"alert":{"title":"Hello","body":"My first push through Herald"},"sound":"default"}}"#.appending("\n")
+                    .write(toFile: payloadFile, atomically: true, encoding: .utf8)
+            }
         } catch {
             await server.stop()
             throw UsageError(message: "cannot write the demo key and CA to '\(folder)': \(error.localizedDescription)")
         }
 
+        server.pasteHints = MockPasteHints(herald: Invocation.herald, trustFile: caFile, keyFiles: [Self.keyID.rawValue: keyFile])
         let inbox = "http://\(host):\(server.apiPort ?? apiPort)/"
         print("herald demo: a mock APNs server on \(server.providerURL); the inbox is \(inbox)")
         print("Sending Apple's example payloads to the demo device \(Self.token.hex.prefix(8))… through Herald's client:")
@@ -122,10 +130,10 @@ struct DemoCommand: AsyncParsableCommand {
         await client.shutdown()
         print("""
 
-            Open \(inbox) to see them on the device. Send your own payload to the same mock:
-              herald send payload.json --token \(Self.token.hex) --topic \(Self.topic) \\
-                  --host \(host) --port \(server.port) --ca-file \(caFile) \\
-                  --p8 \(keyFile) --key-id \(Self.keyID) --team-id \(Self.teamID)
+            Open \(inbox) to see them on the device. Send your own payload (edit \(payloadFile)) to the same mock:
+              \(Invocation.herald) send \(shellQuoted(payloadFile)) --token \(Self.token.hex) --topic \(Self.topic) \\
+                  --host \(host) --port \(server.port) --ca-file \(shellQuoted(caFile)) \\
+                  --p8 \(shellQuoted(keyFile)) --key-id \(Self.keyID) --team-id \(Self.teamID)
             """)
         fflush(nil)
         if once {

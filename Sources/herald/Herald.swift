@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldProtocol
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,7 @@ struct Herald: AsyncParsableCommand {
             Exit status: 0 success; 1 the input has errors, or a push was not accepted (rejected or \
             unanswered); 2 bad arguments or unreadable input. Each command's --help says more.
             """,
-        version: "0.1.0",
+        version: HeraldVersion.description,
         subcommands: [FmtCommand.self, LintCommand.self, PreviewCommand.self, MockCommand.self, DemoCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self, ServeCommand.self]
     )
 }

@@ -205,8 +205,14 @@ struct MockCommand: AsyncParsableCommand {
                 await server.stop()
                 throw UsageError(message: "cannot write the CA certificate to '\(path)': \(error.localizedDescription)")
             }
-            trustFile = path
+            trustFile = Invocation.absolute(path)
         }
+        // The inbox's commands to paste: this herald, the CA and the private keys it was given.
+        var keyFiles: [String: String] = [:]
+        for key in settings.keys where (try? String(contentsOfFile: key.file, encoding: .utf8))?.contains("PRIVATE KEY") == true {
+            keyFiles[key.keyID] = Invocation.absolute(key.file)
+        }
+        server.pasteHints = MockPasteHints(herald: Invocation.herald, trustFile: trustFile, keyFiles: keyFiles)
         try await serve([server], banner: Self.banner(server: server, trustFile: trustFile, settings: settings), logger: logger)
         print("herald mock: stopped")
     }
@@ -244,7 +250,7 @@ struct MockCommand: AsyncParsableCommand {
         case .generatedTLS: transport = "HTTP/2 over TLS, certificate from the generated CA"
         case .tls: transport = "HTTP/2 over TLS"
         }
-        lines.append("herald mock: \(configuration.environment) APNs on \(server.providerURL) (\(transport))")
+        lines.append("herald mock \(HeraldVersion.description): \(configuration.environment) APNs on \(server.providerURL) (\(transport))")
         if let channelPort = server.channelPort {
             let scheme = server.providerURL.hasPrefix("https") ? "https" : "http"
             lines.append("  channels   \(scheme)://\(configuration.host):\(channelPort)/1/apps/<bundle id>/channels")
@@ -278,12 +284,14 @@ struct MockCommand: AsyncParsableCommand {
         let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
         var curl = "curl --http2"
         if case .plaintext = configuration.transport { curl = "curl --http2-prior-knowledge" }
-        if let trustFile { curl += " --cacert \(trustFile)" }
+        if let trustFile { curl += " --cacert \(shellQuoted(trustFile))" }
         if case .certificate = configuration.authentication {
             curl += " --cert client.pem --key client-key.pem"
         } else if configuration.keys.isEmpty, let keyID = try? KeyID("DEMOKEY001"), let teamID = try? TeamID("DEMOTEAM01") {
             let demo = ProviderToken.sign(with: .generate(keyID: keyID, teamID: teamID), issuedAt: Date())
             curl += " \\\n    -H 'authorization: bearer \(demo.rawValue)'"
+        } else if let key = configuration.keys.first, let file = server.pasteHints.keyFiles[key.keyID.rawValue] {
+            curl += " \\\n    -H \"authorization: bearer $(\(server.pasteHints.herald) token --p8 \(shellQuoted(file)) --key-id \(key.keyID) --team-id \(key.teamID))\""
         } else {
             curl += " \\\n    -H \"authorization: bearer $PROVIDER_TOKEN\""
         }

@@ -10,22 +10,31 @@ import Testing
 /// a `herald send` command that works when pasted, serves the inbox, and stops on SIGTERM.
 @Suite(.serialized) struct DemoCommandTests {
     @Test func demoSendsTheExamplesAndItsCommandWorksAsPasted() async throws {
+        // As installed: `herald` on the PATH (this build's binary, linked), started in one folder
+        // with a relative --dir.
         let directory = try TemporaryDirectory()
-        let demo = try RunningProgram(Fixtures.heraldBinary, ["demo", "--port", "0", "--api-port", "0", "--dir", directory.path("demo")])
+        try FileManager.default.createDirectory(atPath: directory.path("bin"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path("start"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path("bin/herald"), withDestinationPath: Fixtures.heraldBinary)
+        let path = directory.path("bin") + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let demo = try RunningProgram(
+            "/bin/sh", ["-c", "cd '\(directory.path("start"))' && exec herald demo --port 0 --api-port 0 --dir demo"], environment: ["PATH": path])
         let text = await demo.read(until: "Serving until Ctrl-C.")
         #expect(text.contains("Serving until Ctrl-C."), "\(text)")
         let accepted = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") }
         #expect(accepted.count == 7, "\(text)")
         #expect(!text.contains("NOT SENT"))
 
-        // The printed command, as pasted into a shell (with this build's binary and a payload file).
-        let start = try #require(text.range(of: "  herald send payload.json"))
+        // The printed command, pasted as it is into a shell in another folder: `herald` as the
+        // PATH finds it, absolute paths to the payload it wrote, the key and the CA.
+        let start = try #require(text.range(of: "  herald send "), "\(text)")
         let command = text[start.lowerBound...].split(separator: "\n").prefix(3).joined(separator: "\n")
-        #expect(command.contains("--p8 \(directory.path("demo"))/AuthKey_HERALDDEMO.p8"))
-        let pasted = command
-            .replacingOccurrences(of: "herald send payload.json", with: "'\(Fixtures.heraldBinary)' send '\(Fixtures.url("seeds/legacy-example-3.json").path)'")
-        let sent = try await ExternalTools.executeInBackground("/bin/sh", ["-c", pasted], timeout: .seconds(60))
-        #expect(sent.status == 0, "\(pasted)\n\(sent.stderr)")
+        #expect(command.contains("--p8 \(directory.path("start/demo"))/AuthKey_HERALDDEMO.p8"), "\(command)")
+        #expect(command.contains("send \(directory.path("start/demo"))/payload.json"), "\(command)")
+        let sent = try await ExternalTools.executeInBackground(
+            "/bin/sh", ["-c", "cd / && " + command], environment: ProcessInfo.processInfo.environment.merging(["PATH": path]) { $1 },
+            timeout: .seconds(60))
+        #expect(sent.status == 0, "\(command)\n\(sent.stderr)")
         #expect(String(decoding: sent.stdout, as: UTF8.self).contains(" accepted apns-id "))
 
         // The inbox's API holds the seven examples and the pasted one, rendered.

@@ -41,6 +41,16 @@ import Testing
         let html = String(decoding: page, as: UTF8.self)
         #expect(!html.contains("src=\"http") && !html.contains("href=\"http"), "no assets from elsewhere")
 
+        // The files the inbox's commands need, where the mock says they are (a folder with a
+        // space in its name), and this build's herald.
+        let files = try TemporaryDirectory()
+        let keyFile = files.path("keys and CA/AuthKey_\(ClientHarness.keyID).p8")
+        let caFile = files.path("keys and CA/ca.pem")
+        try files.write("keys and CA/AuthKey_\(ClientHarness.keyID).p8", harness.key.pkcs8PEM)
+        try files.write("keys and CA/ca.pem", try #require(harness.mock.trustRootPEM))
+        harness.mock.pasteHints = MockPasteHints(
+            herald: "'\(Fixtures.heraldBinary)'", trustFile: caFile, keyFiles: [ClientHarness.keyID.rawValue: keyFile])
+
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("herald-inbox-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -49,7 +59,7 @@ import Testing
         let tokens = ClientHarness.tokens(3, salt: 9)
         let options = """
             {"language": "fr", "languageText": "Jenna et Frank vous invitent", "resend": true, "releaseToken": "\(tokens[2].hex)",
-             "axe": "\(axe)", "dark": true, "narrow": true}
+             "axe": "\(axe)", "dark": true, "narrow": true, "address": true}
             """
         let browser = Task {
             try await ExternalTools.executeInBackground(
@@ -107,9 +117,34 @@ import Testing
         // The detail of the newest request (the rejected one): answer, size against the limit,
         // and commands that reproduce it.
         let detail = try String(contentsOf: work.appendingPathComponent("detail.html"), encoding: .utf8)
-        for text in ["Not delivered: 400 BadDeviceToken", "of 4096 bytes)", "herald send - --token \(tokens[1].hex)", "curl --http2 --cacert", "apns-topic: com.example.app"] {
+        for text in ["Not delivered: 400 BadDeviceToken", "of 4096 bytes)", " send - --token \(tokens[1].hex)", "curl --http2 --cacert", "apns-topic: com.example.app"] {
             #expect(detail.contains(text), "the detail shows \(text)")
         }
+        // Both commands work as pasted into a shell in another folder: they reproduce the request
+        // (the fault still refuses the token, so APNs' answer shows in each one's output).
+        let elsewhere = try TemporaryDirectory()
+        for (label, expected) in [("herald send command", "rejected 400 BadDeviceToken"), ("curl command", #"{"reason":"BadDeviceToken"}"#)] {
+            let command = try #require(Self.preformatted(labelled: label, in: detail), "no \(label) in the detail")
+            let pasted = try await ExternalTools.executeInBackground("/bin/sh", ["-c", "cd '\(elsewhere.path(""))' && " + command], timeout: .seconds(60))
+            #expect(String(decoding: pasted.stdout, as: UTF8.self).contains(expected), "\(label):\n\(command)\n\(pasted.stderr)")
+        }
+
+        // Every request has an address: opening the newest set it, and a fresh load of the
+        // oldest one's address opens that request.
+        let address = try String(contentsOf: work.appendingPathComponent("address.txt"), encoding: .utf8)
+        #expect(address.wholeMatch(of: /#\/requests\/\d+/) != nil, "\(address)")
+        let addressed = try String(contentsOf: work.appendingPathComponent("addressed.txt"), encoding: .utf8).split(separator: " ")
+        #expect(addressed.count == 2 && addressed[0] == addressed[1], "the addressed detail: \(addressed)")
+        // In the dark appearance every form control is dark too (the fault rule's field stayed
+        // white): its background's luminance, from its computed rgb().
+        let controls = try JSONSerialization.jsonObject(with: Data(contentsOf: work.appendingPathComponent("dark-controls.json"))) as? [[String: String]] ?? []
+        #expect(controls.contains { $0["id"] == "fault-rule" }, "\(controls)")
+        for control in controls {
+            let channels = (control["background"] ?? "").matches(of: /\d+(\.\d+)?/).prefix(3).compactMap { Double($0.output.0) }
+            let luminance = channels.count == 3 ? (0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]) / 255 : 1
+            #expect(luminance < 0.3, "\(control["id"] ?? "?") is \(control["background"] ?? "?") in the dark appearance")
+        }
+
         // The screenshot is a PNG of the device view.
         let png = try [UInt8](Data(contentsOf: work.appendingPathComponent("devices.png")))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
@@ -179,5 +214,18 @@ import Testing
         #expect(devices.contains("Goal 2-0") && !devices.contains("Goal 1-0") && devices.contains("+1 more in this app"), "the lock screen as it was: the goal replaced, the kick-off stacked below")
         #expect(page.contains("Kick-off"))
         #expect(devices.contains("aria-label=\"badge 3\""))
+    }
+
+    /// The text of the `<pre aria-label="LABEL">` in `html`, entities decoded.
+    static func preformatted(labelled label: String, in html: String) -> String? {
+        guard let start = html.range(of: "aria-label=\"\(label)\""), let open = html[start.upperBound...].firstIndex(of: ">"),
+              let end = html[open...].range(of: "</pre>") else { return nil }
+        var text = String(html[html.index(after: open)..<end.lowerBound])
+        // Highlighting may wrap parts in elements: their text is what a copy takes.
+        text = text.replacing(/<[^>]*>/, with: "")
+        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&#x27;", "'"), ("&amp;", "&")] {
+            text = text.replacingOccurrences(of: entity, with: character)
+        }
+        return text
     }
 }

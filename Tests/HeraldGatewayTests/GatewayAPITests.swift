@@ -371,7 +371,8 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
         let harness = try await GatewayHarness.start()
         defer { Task { await harness.stop() } }
         try await harness.registerApp()
-        #expect(try await harness.call("GET", "/healthz", key: nil).1?.root["status"]?.stringValue == "ok")
+        let health = try await harness.call("GET", "/healthz", key: nil).1?.root
+        #expect(health?["status"]?.stringValue == "ok" && health?["version"]?.stringValue == HeraldVersion.description)
         #expect(try await harness.call("GET", "/readyz", key: nil).0 == 200)
         let tokens = GatewayHarness.tokens(5, salt: 9)
         harness.mock.unregister(tokens[0])

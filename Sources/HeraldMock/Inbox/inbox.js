@@ -60,22 +60,32 @@ function renderList() {
 // Devices are the mock's own simulation (GET /api/v1/devices): Notification Center threads,
 // collapse-id replacement, the badge, silent wakes and Live Activities, each in the language
 // chosen for it (?lang=).
-// Loads overlap when pushes keep coming: only the newest load is shown (an older answer may
-// arrive last), and body[data-devices] tells how many requests the view reflects.
-let devicesLoad = 0;
+// One load at a time: a refresh asked for while one runs starts another as soon as it ends, so
+// a steady stream of pushes updates the pane every time rather than discarding each answer for
+// a newer load (which left the pane empty for seconds). body[data-devices] tells how many
+// requests the view reflects.
+let devicesLoading = false;
+let devicesAgain = false;
 async function loadDevices() {
-  const load = ++devicesLoad;
-  const reflects = state.records.size;
-  const list = (await api("GET", "/api/v1/devices?limit=24")).devices || [];
-  const shown = [];
-  for (const device of list) {
-    const language = state.languages.get(device.token);
-    shown.push(language ? await api("GET", `/api/v1/devices/${device.token}?lang=${encodeURIComponent(language)}`) : device);
+  if (devicesLoading) { devicesAgain = true; return; }
+  devicesLoading = true;
+  try {
+    do {
+      devicesAgain = false;
+      const reflects = state.records.size;
+      const list = (await api("GET", "/api/v1/devices?limit=24")).devices || [];
+      const shown = [];
+      for (const device of list) {
+        const language = state.languages.get(device.token);
+        shown.push(language ? await api("GET", `/api/v1/devices/${device.token}?lang=${encodeURIComponent(language)}`) : device);
+      }
+      state.devices = shown;
+      renderDevices();
+      document.body.dataset.devices = String(reflects);
+    } while (devicesAgain);
+  } finally {
+    devicesLoading = false;
   }
-  if (load !== devicesLoad) return;
-  state.devices = shown;
-  renderDevices();
-  document.body.dataset.devices = String(reflects);
 }
 let devicesPending = null;
 function refreshDevices() {
@@ -135,8 +145,23 @@ async function selectByApnsId(apnsId) {
   select(r.id);
 }
 
+// Each request has an address, #/requests/<id>, to open or share: selecting one sets it, and
+// opening it (or going back) selects that request, read from the API when it is not listed.
+const requestAddress = /^#\/requests\/(\d+)$/;
+async function openAddressed() {
+  const match = requestAddress.exec(location.hash);
+  if (!match) return;
+  const id = Number(match[1]);
+  if (!state.records.has(id)) {
+    try { add(await api("GET", `/api/v1/notifications/${id}`)); } catch (error) { say(`Request ${id}: ${error.message}`); return; }
+  }
+  if (state.selected !== id) select(id);
+}
+window.addEventListener("hashchange", () => { openAddressed(); });
+
 async function select(id) {
   state.selected = id;
+  if (location.hash !== `#/requests/${id}`) history.pushState(null, "", `#/requests/${id}`);
   renderList();
   let r = state.records.get(id);
   if (!r) return;
@@ -210,23 +235,38 @@ function highlight(text, pointers) {
 }
 const quote = (s) => "'" + String(s).replace(/'/g, "'\\''") + "'";
 function headerValue(r, name) { const h = (r.headers || []).find((x) => x.name === name); return h ? h.value : null; }
+// What the commands below are made of: how to run herald and the files' absolute paths, when
+// the mock knows them (herald mock and herald demo say), or placeholders.
+function pasteHints() {
+  const s = state.status || {};
+  const p = s.paste || {};
+  const key = (s.keys || [])[0];
+  return {
+    herald: p.herald || "herald",
+    ca: p.trustFile ? quote(p.trustFile) : "herald-mock-ca.pem",
+    key,
+    p8: key && p.keyFiles && p.keyFiles[key.keyId] ? quote(p.keyFiles[key.keyId]) : (key ? `AuthKey_${key.keyId}.p8` : "AuthKey.p8"),
+  };
+}
 function heraldCommand(r, payload) {
   const s = state.status || {};
-  const parts = ["herald send - --token " + (r.deviceToken || "TOKEN"), "--topic " + quote(r.topic || "")];
+  const h = pasteHints();
+  const parts = [h.herald + " send - --token " + (r.deviceToken || "TOKEN"), "--topic " + quote(r.topic || "")];
   if (r.pushType) parts.push("--push-type " + r.pushType);
   for (const [flag, name] of [["--priority", "apns-priority"], ["--collapse-id", "apns-collapse-id"], ["--expiration", "apns-expiration"]]) { const v = headerValue(r, name); if (v) parts.push(flag + " " + quote(v)); }
   parts.push(`--host 127.0.0.1 --port ${s.port || 2197}`);
-  if ((s.transport || "").startsWith("plaintext")) parts.push("--plaintext"); else parts.push("--ca-file herald-mock-ca.pem");
-  const key = (s.keys || [])[0];
-  parts.push(key ? `--p8 AuthKey_${key.keyId}.p8 --key-id ${key.keyId} --team-id ${key.teamId}` : "--p8 AuthKey.p8 --key-id KEYID --team-id TEAMID");
+  if ((s.transport || "").startsWith("plaintext")) parts.push("--plaintext"); else parts.push("--ca-file " + h.ca);
+  parts.push(h.key ? `--p8 ${h.p8} --key-id ${h.key.keyId} --team-id ${h.key.teamId}` : "--p8 AuthKey.p8 --key-id KEYID --team-id TEAMID");
   return parts.join(" \\\n    ") + " <<'JSON'\n" + payload + "\nJSON";
 }
 function curlCommand(r, payload) {
   const s = state.status || {};
   const plaintext = (s.transport || "").startsWith("plaintext");
-  const parts = [plaintext ? "curl --http2-prior-knowledge" : "curl --http2 --cacert herald-mock-ca.pem"];
+  const hints = pasteHints();
+  const parts = [plaintext ? "curl --http2-prior-knowledge" : "curl --http2 --cacert " + hints.ca];
   for (const h of r.headers || []) if (!h.name.startsWith(":") && h.name !== "authorization" && h.name !== "content-length") parts.push("-H " + quote(h.name + ": " + h.value));
-  if (headerValue(r, "authorization")) parts.push("-H \"authorization: bearer $(herald token --p8 AuthKey.p8 --key-id KEYID --team-id TEAMID)\"");
+  const signing = hints.key ? `--p8 ${hints.p8} --key-id ${hints.key.keyId} --team-id ${hints.key.teamId}` : "--p8 AuthKey.p8 --key-id KEYID --team-id TEAMID";
+  if (headerValue(r, "authorization")) parts.push(`-H "authorization: bearer $(${hints.herald} token ${signing})"`);
   parts.push("--data-binary @-", quote(`${plaintext ? "http" : "https"}://127.0.0.1:${s.port || 2197}${r.path}`));
   return parts.join(" \\\n    ") + " <<'JSON'\n" + payload + "\nJSON";
 }
@@ -288,7 +328,7 @@ function add(r) { state.records.set(r.id, r); }
 async function start() {
   state.status = await api("GET", "/api/v1/status");
   const s = state.status;
-  $("server").textContent = `Provider API ${s.providerURL} · ${s.environment} · ${s.transport} · ${s.authentication} auth` +
+  $("server").textContent = `Herald ${s.version} · Provider API ${s.providerURL} · ${s.environment} · ${s.transport} · ${s.authentication} auth` +
     (s.languages && s.languages.length ? ` · app strings in ${s.languages.join(", ")}` : "") + (s.release ? ` · releases to ${s.release}` : "");
   const events = new EventSource("/api/v1/events");
   let pending = false;
@@ -308,6 +348,7 @@ async function start() {
   const first = await api("GET", "/api/v1/notifications?limit=500");
   for (const r of first.notifications || []) add(r);
   renderAll();
+  await openAddressed();
   loadFaults();
   const log = await api("GET", "/api/v1/connections?limit=100");
   for (const e of (log.events || []).reverse()) addConnectionEvent(e);

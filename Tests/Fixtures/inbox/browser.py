@@ -16,7 +16,12 @@ and OUT_DIR/devices.png (a screenshot of the device view). OPTIONS_JSON may ask 
     "axe": "/path/axe.min.js"                run axe-core (WCAG 2 A and AA rules), write axe.json
     "narrow": true                           a 400-pixel-wide window: write narrow.json (whether
                                              anything is wider than the window) and narrow.png
-    "dark": true                             dark appearance: write devices-dark.png
+    "dark": true                             dark appearance: write devices-dark.png and
+                                             dark-controls.json (every form control's colours)
+    "address": true                          write address.txt (the address after opening the
+                                             newest request), then open the oldest request's
+                                             address in a new load: write addressed.txt (the
+                                             record its detail shows)
 
 Exits non-zero with a message on any timeout. Needs the `websockets` package (PyPI).
 """
@@ -143,6 +148,17 @@ async def main():
                 shot = await call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
                 with open(os.path.join(out, "devices-dark.png"), "wb") as handle:
                     handle.write(base64.b64decode(shot["data"]))
+                write("dark-controls.json", await js(
+                    "JSON.stringify([...document.querySelectorAll('input, select, textarea')].filter((e) => !e.closest('.phone') && e.type !== 'hidden')"
+                    ".map((e) => ({id: e.id || e.name || e.tagName, background: getComputedStyle(e).backgroundColor, color: getComputedStyle(e).color})))"))
+            if options.get("address"):
+                write("address.txt", await js("location.hash"))
+                oldest = await js("Math.min(...[...document.querySelectorAll('#list [data-id]')].map((e) => Number(e.dataset.id)))")
+                await call("Page.navigate", url=url.split("#")[0] + "#/requests/%d" % oldest)
+                await call("Page.reload")
+                await wait_for("!!document.getElementById('detail') && document.getElementById('detail').dataset.record === %s" % json.dumps(str(oldest)),
+                               "the addressed request's detail", 20)
+                write("addressed.txt", "%d %s" % (oldest, await js("document.getElementById('detail').dataset.record")))
             if options.get("narrow"):
                 await call("Emulation.setDeviceMetricsOverride", width=400, height=900, deviceScaleFactor=1, mobile=False)
                 # The new width is laid out after a frame or two; on a loaded machine, later. Measure

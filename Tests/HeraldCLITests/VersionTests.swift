@@ -1,0 +1,33 @@
+import Foundation
+import HeraldProtocol
+import HeraldTestSupport
+import Testing
+
+/// One version, everywhere: `herald --version`, the changelog's newest release, and the commit
+/// git says the checkout is at.
+@Suite struct VersionTests {
+    @Test func versionIsSemanticAndMatchesTheChangelog() throws {
+        let parts = HeraldVersion.semantic.split(separator: ".", omittingEmptySubsequences: false)
+        #expect(parts.count == 3 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && Int($0) != nil }, "\(HeraldVersion.semantic)")
+        let changelog = try String(contentsOf: Fixtures.repositoryRoot.appending(path: "CHANGELOG.md"), encoding: .utf8)
+        // The first release heading after [Unreleased]: `## [0.5.0] - 2026-11-25`.
+        let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
+        let newest = try #require(releases.first)
+        #expect(newest.hasPrefix("## [\(HeraldVersion.semantic)] - "), "\(newest)")
+    }
+
+    @Test func heraldVersionPrintsTheVersionAndTheCommit() throws {
+        let result = try HeraldProcess.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.output == HeraldVersion.description + "\n", "\(result.output)")
+        // The commit is the one git reports for this checkout (the tests were built from it).
+        let git = try? ExternalTools.require("git", package: "git")
+        guard let git, FileManager.default.fileExists(atPath: Fixtures.repositoryRoot.appending(path: ".git").path) else {
+            #expect(HeraldVersion.commit == nil)
+            return
+        }
+        let head = try ExternalTools.execute(git, ["-C", Fixtures.repositoryRoot.path, "rev-parse", "--short=12", "HEAD"])
+        #expect(HeraldVersion.commit == String(decoding: head.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(result.output.contains("(commit \(HeraldVersion.commit ?? "?"))"))
+    }
+}
