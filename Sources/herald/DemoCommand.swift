@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import HeraldAuth
 import HeraldClient
+import HeraldGateway
+import HeraldJSON
 import HeraldLocalization
 import HeraldMock
 import HeraldPayload
@@ -22,8 +24,13 @@ struct DemoCommand: AsyncParsableCommand {
             prints each answer and the inbox address, and serves until Ctrl-C. Open the address in \
             a browser to see the pushes as the device shows them.
 
-            It also writes the demo key and the CA to --dir and prints a herald send command that \
-            sends your own payload to the same mock.
+            It also writes the demo key, the CA and a payload.json to --dir and prints a herald \
+            send command that sends your own payload to the same mock (absolute paths: it works \
+            from any folder).
+
+            With --gateway it runs the whole path: a push gateway (herald serve) on SQLite in \
+            --dir whose app points at the mock, the same examples submitted through its REST API \
+            as a backend would, each outcome, and the curl for its API with the demo's admin key.
 
             Exit status: 0 stopped normally, 1 an example was not accepted, 2 bad arguments or a \
             port in use.
@@ -32,6 +39,7 @@ struct DemoCommand: AsyncParsableCommand {
               herald demo                         # then open http://127.0.0.1:8197/
               herald demo --port 0 --api-port 0   # any free ports (printed)
               herald demo --once                  # send, print, and stop (for scripts)
+              herald demo --gateway               # and a gateway on http://127.0.0.1:8080/
             """
     )
 
@@ -50,6 +58,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Stop after sending instead of serving until Ctrl-C.")
     var once = false
 
+    @Flag(help: "Also run a push gateway (herald serve) on SQLite whose app points at the mock, and send the examples through its REST API too.")
+    var gateway = false
+
+    @Option(name: .customLong("gateway-port"), help: ArgumentHelp("The gateway's API port with --gateway (default 8080; 0 picks one).", valueName: "PORT"))
+    var gatewayPort: Int = 8080
+
     static let keyID = try! KeyID("HERALDDEMO")
     static let teamID = try! TeamID("HERALDTEAM")
     static let topic = "com.example.herald-demo"
@@ -57,7 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let token = try! DeviceToken(hex: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad")
 
     func validate() throws {
-        for (name, value) in [("--port", port), ("--api-port", apiPort)] where !(0...65_535).contains(value) {
+        for (name, value) in [("--port", port), ("--api-port", apiPort), ("--gateway-port", gatewayPort)] where !(0...65_535).contains(value) {
             throw ValidationError("\(name) \(value) is not a port (0 to 65535; 0 picks a free one)")
         }
     }
@@ -128,6 +142,18 @@ struct DemoCommand: AsyncParsableCommand {
             fflush(nil)
         }
         await client.shutdown()
+        var services: [any Service] = [server]
+        if gateway {
+            do {
+                let started = try await runGateway(
+                    folder: folder, mockPort: server.port, trustPEM: server.trustRootPEM ?? "", key: key, inbox: inbox)
+                failed += started.failed
+                services.append(StopOnShutdown(server: started.server))
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
         print("""
 
             Open \(inbox) to see them on the device. Send your own payload (edit \(payloadFile)) to the same mock:
@@ -137,12 +163,106 @@ struct DemoCommand: AsyncParsableCommand {
             """)
         fflush(nil)
         if once {
+            for case let stopping as StopOnShutdown in services { await stopping.server.stop() }
             await server.stop()
         } else {
-            try await serve([server], banner: "Serving until Ctrl-C.\n", logger: logger)
+            try await serve(services, banner: "Serving until Ctrl-C.\n", logger: logger)
             print("herald demo: stopped")
         }
         if failed > 0 { throw ExitStatus.failure }
+    }
+
+    /// Starts a gateway on SQLite (a new database in `folder`) with one app whose server is the
+    /// mock, submits the examples through its REST API as a backend would, prints each outcome
+    /// and the `curl` for its API, and returns it running.
+    private func runGateway(
+        folder: String, mockPort: Int, trustPEM: String, key: ProviderSigningKey, inbox: String
+    ) async throws -> (server: GatewayServer, failed: Int) {
+        let database = (folder as NSString).appendingPathComponent("gateway.db")
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        var configuration = GatewayConfiguration(database: .sqlite(path: database))
+        configuration.host = host
+        configuration.port = gatewayPort
+        var random = SystemRandomNumberGenerator()
+        let adminKey = "hgk_demo_" + (0..<4).map { _ in String(random.next() as UInt64, radix: 16) }.joined()
+        configuration.adminKey = adminKey
+        var logger = Logger(label: "herald.demo.gateway")
+        logger.logLevel = .warning
+        configuration.logger = logger
+        let gateway: GatewayServer
+        do {
+            gateway = try await GatewayServer.open(configuration: configuration)
+            try await gateway.start()
+        } catch {
+            throw UsageError(message: "cannot start the gateway: \(error)\(ServeCommand.hint(for: error, port: gatewayPort))")
+        }
+        let port = gateway.port ?? gatewayPort
+        let base = "http://\(host):\(port)"
+        func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (Int, JSONDocument?) {
+            let bytes = body.map { value -> [UInt8] in
+                var writer = JSONWriter(output: JSONBytes())
+                writer.value(value)
+                return writer.output.bytes
+            }
+            let answer = try LoopbackHTTP.request(method, host: host, port: port, path: path, key: adminKey, body: bytes)
+            return (answer.status, try? JSONDocument(parsing: answer.body))
+        }
+        print("")
+        print("herald demo: a push gateway on \(base)/ (SQLite \(database)); its app \(Self.topic) sends to the mock.")
+        print("Submitting the same payloads through the gateway's REST API (POST /v1/apps/\(Self.topic)/notifications):")
+        fflush(nil)
+        let app: JSONValue = [
+            "bundleId": .string(Self.topic), "environment": "sandbox",
+            "token": ["key": .string(key.pkcs8PEM), "keyId": .string(Self.keyID.rawValue), "teamId": .string(Self.teamID.rawValue)],
+            "server": ["host": .string(host), "port": .number(JSONNumber(mockPort)), "caCertificate": .string(trustPEM)],
+        ]
+        let (created, createdBody) = try call("POST", "/v1/apps", app)
+        guard created == 201 || created == 200 else {
+            await gateway.stop()
+            throw UsageError(message: "the gateway refused the demo app (\(created)): \(createdBody?.root["error"]?.stringValue ?? "")")
+        }
+        var failed = 0
+        var lastID = ""
+        for example in Self.examples {
+            guard let payload = try? JSONDocument(parsing: Array(example.json.utf8)) else { continue }
+            let (status, answer) = try call(
+                "POST", "/v1/apps/\(Self.topic)/notifications", ["payload": payload.root.value, "tokens": [.string(Self.token.hex)]])
+            guard status == 202, let id = answer?.root["id"]?.stringValue else {
+                failed += 1
+                print("  NOT SENT  \(example.name): \(status) \(answer?.root["error"]?.stringValue ?? "")")
+                continue
+            }
+            lastID = id
+            // The outcome, once the gateway has it (it sends at once; a few seconds at most here).
+            let deadline = ContinuousClock.now + .seconds(30)
+            var line = "  pending   \(example.name)  (notification \(id))"
+            while ContinuousClock.now < deadline {
+                let (_, deliveries) = try call("GET", "/v1/apps/\(Self.topic)/notifications/\(id)/deliveries")
+                if let delivery = deliveries?.root["deliveries"]?.elements.first(where: { _ in true }),
+                   let state = delivery["state"]?.stringValue, state != "queued", state != "claimed" {
+                    if state == "accepted" {
+                        line = "  accepted  \(example.name)  (notification \(id), apns-id \(delivery["apnsId"]?.stringValue ?? "?"))"
+                    } else {
+                        failed += 1
+                        line = "  \(state)  \(example.name): \(delivery["status"]?.int64Value.map(String.init) ?? "") \(delivery["reason"]?.stringValue ?? "")"
+                    }
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            if line.hasPrefix("  pending") { failed += 1 }
+            print(line)
+            fflush(nil)
+        }
+        print("""
+
+            They are in the inbox too (\(inbox)). The gateway's API, with the demo's admin key:
+              curl -H 'Authorization: Bearer \(adminKey)' -d '{"payload": {"aps": {"alert": "Hello through the gateway"}}, "tokens": ["\(Self.token.hex)"]}' \\
+                  \(base)/v1/apps/\(Self.topic)/notifications
+              curl -H 'Authorization: Bearer \(adminKey)' \(base)/v1/apps/\(Self.topic)/notifications/\(lastID)/deliveries
+            """)
+        fflush(nil)
+        return (gateway, failed)
     }
 
     /// The demo app's strings: the Localizable.strings of the same guide (its positional

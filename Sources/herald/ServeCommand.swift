@@ -179,7 +179,7 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 /// Waits for graceful shutdown, then stops the (already started) gateway.
-private struct StopOnShutdown: Service {
+struct StopOnShutdown: Service {
     let server: GatewayServer
 
     func run() async throws {

@@ -61,4 +61,36 @@ import Testing
         #expect(status == 0)
         #expect(rest.contains("herald demo: stopped"))
     }
+
+    /// `herald demo --gateway`: the whole path. The examples go through the gateway's REST API
+    /// to the mock, each outcome is printed, and the printed `curl` for the gateway works when
+    /// pasted (curl is the independent client here).
+    @Test func demoWithTheGatewaySubmitsThroughItsAPI() async throws {
+        let curl = try ExternalTools.require("curl", package: "curl")
+        let directory = try TemporaryDirectory()
+        let demo = try RunningProgram(
+            Fixtures.heraldBinary, ["demo", "--gateway", "--port", "0", "--api-port", "0", "--gateway-port", "0", "--dir", directory.path("demo")])
+        let text = await demo.read(until: "Serving until Ctrl-C.", timeout: .seconds(120))
+        let throughGateway = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") && $0.contains("(notification ") }
+        #expect(throughGateway.count == 7, "\(text)")
+        #expect(FileManager.default.fileExists(atPath: directory.path("demo/gateway.db")))
+        let submit = try #require(text.range(of: "  curl -H 'Authorization: Bearer hgk_demo_"), "\(text)")
+        let lines = text[submit.lowerBound...].split(separator: "\n")
+        let pasted = String(lines[0] + "\n" + lines[1]).replacingOccurrences(of: "  curl ", with: "\(curl) -s --max-time 20 ")
+        let answer = try await ExternalTools.executeInBackground("/bin/sh", ["-c", "cd / && " + pasted], timeout: .seconds(30))
+        let created = try JSONSerialization.jsonObject(with: Data(answer.stdout)) as? [String: Any]
+        let id = try #require(created?["id"] as? String, "\(pasted)\n\(String(decoding: answer.stdout, as: UTF8.self))")
+        let deliveries = String(lines[2]).replacingOccurrences(of: "  curl ", with: "\(curl) -s --max-time 20 ")
+            .replacing(/notifications\/[0-9a-f-]+\/deliveries/, with: "notifications/\(id)/deliveries")
+        var state = ""
+        for _ in 0..<100 where state != "accepted" {
+            let listed = try await ExternalTools.executeInBackground("/bin/sh", ["-c", deliveries], timeout: .seconds(30))
+            let object = try? JSONSerialization.jsonObject(with: Data(listed.stdout)) as? [String: Any]
+            state = ((object?["deliveries"] as? [[String: Any]])?.first?["state"] as? String) ?? ""
+            if state != "accepted" { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(state == "accepted", "the pasted submission reached the mock through the gateway")
+        let (status, rest) = try await demo.stop()
+        #expect(status == 0, "\(rest)")
+    }
 }
