@@ -33,10 +33,13 @@ public enum Fixtures {
         Array(try Data(contentsOf: url(relativePath)))
     }
 
-    /// The saved inputs of a fuzz target (`Tests/Fixtures/fuzz/<target>/`), as fixture paths.
+    /// The saved inputs of a fuzz target, as fixture paths: those that once failed
+    /// (`Tests/Fixtures/fuzz/<target>/`) and its kept corpus (`Fuzz/corpus/<target>/`, the
+    /// inputs that reached new code), so every run of the tests replays what the fuzzer found.
     public static func fuzzInputs(_ target: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: url("fuzz/\(target)").path)) ?? []
-        return names.sorted().map { "fuzz/\(target)/\($0)" }
+        let failed = (try? FileManager.default.contentsOfDirectory(atPath: url("fuzz/\(target)").path)) ?? []
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: url("../../Fuzz/corpus/\(target)").path)) ?? []
+        return failed.sorted().map { "fuzz/\(target)/\($0)" } + kept.sorted().map { "../../Fuzz/corpus/\(target)/\($0)" }
     }
 
     /// The localization tables under `Tests/Fixtures/localization`, as fixture paths.
