@@ -36,7 +36,7 @@ extension Payload {
     package static func decodingLeniently(
         document: JSONDocument
     ) throws(PayloadDecodingError) -> (payload: Payload, recovered: [(error: PayloadDecodingError, action: PayloadRecovery)]) {
-        let log = PayloadReader.RecoveryLog()
+        let log = PayloadReader.RecoveryLog(document)
         let payload = try PayloadReader(document: document, recovery: log).payload()
         return (payload, log.entries)
     }
@@ -64,6 +64,13 @@ struct PayloadReader {
     /// The values a lenient decode could not read, in document order.
     final class RecoveryLog {
         var entries: [(error: PayloadDecodingError, action: PayloadRecovery)] = []
+        /// Pointers and locations for the errors, each without a walk from the root (a payload
+        /// may hold thousands of unreadable values).
+        var locator: NodeLocator
+
+        init(_ document: JSONDocument) {
+            locator = NodeLocator(document)
+        }
     }
 
     /// `read()`, or in a lenient decode `nil` with its error noted (the value left out).
@@ -101,12 +108,21 @@ struct PayloadReader {
 
     /// An error about a value: its pointer and position.
     func fail(_ kind: PayloadDecodingError.Kind, at node: JSONDocument.Node) -> PayloadDecodingError {
-        PayloadDecodingError(kind: kind, pointer: document.pointer(to: node), location: node.location)
+        if let recovery {
+            return PayloadDecodingError(
+                kind: kind, pointer: recovery.locator.pointer(to: node), location: recovery.locator.location(ofOffset: node.byteRange.lowerBound))
+        }
+        return PayloadDecodingError(kind: kind, pointer: document.pointer(to: node), location: node.location)
     }
 
     /// An error about a member's key: the member's pointer, the key's position.
     func fail(_ kind: PayloadDecodingError.Kind, atKeyOf member: JSONDocument.Member) -> PayloadDecodingError {
-        PayloadDecodingError(kind: kind, pointer: document.pointer(to: member.value), location: member.keyNode.location)
+        if let recovery {
+            return PayloadDecodingError(
+                kind: kind, pointer: recovery.locator.pointer(to: member.value),
+                location: recovery.locator.location(ofOffset: member.keyNode.byteRange.lowerBound))
+        }
+        return PayloadDecodingError(kind: kind, pointer: document.pointer(to: member.value), location: member.keyNode.location)
     }
 
     /// The known key a member's key spells, without allocating a string.
