@@ -141,14 +141,24 @@ enum TokenList {
             }
         }
         if let file {
+            // Lines scanned as bytes (Foundation's trimming cost a quarter of a 100,000-token
+            // send): spaces, tabs and a CR around a token are ignored.
             let bytes = try InputFile(argument: file).read()
+            result.reserveCapacity(result.count + bytes.count / 65)
             var lineNumber = 0
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            var start = 0
+            while start <= bytes.count {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
                 lineNumber += 1
-                let text = line.trimmingCharacters(in: .whitespaces.union(.init(charactersIn: "\r")))
-                if text.isEmpty || text.hasPrefix("#") { continue }
+                var low = start
+                var high = end
+                func blank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+                while low < high, blank(bytes[low]) { low += 1 }
+                while high > low, blank(bytes[high - 1]) { high -= 1 }
+                start = end + 1
+                if low == high || bytes[low] == UInt8(ascii: "#") { continue }
                 do {
-                    result.append(try DeviceToken(hex: text))
+                    result.append(try DeviceToken(hex: String(decoding: bytes[low..<high], as: UTF8.self)))
                 } catch {
                     throw UsageError(message: "\(file):\(lineNumber): \(error)")
                 }

@@ -68,6 +68,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("apns-id"), help: ArgumentHelp("apns-id for a single token (default: a new UUID per token).", valueName: "UUID"))
     var apnsID: String?
 
+    @Option(help: ArgumentHelp("Connections to open (default 1 for one token, 4 for more: APNs, and the mock, spread connections over their cores).", valueName: "N"))
+    var connections: Int?
+
     @Flag(name: .customLong("no-lint"), help: "Send even when lint finds errors.")
     var noLint = false
 
@@ -100,6 +103,10 @@ struct SendCommand: AsyncParsableCommand {
         }
         var configuration = try server.configuration(credentials: try credentials.credentials())
         configuration.requestTimeout = .milliseconds(Int64(timeout * 1000))
+        if let connections, !(1...64).contains(connections) {
+            throw UsageError(message: "--connections \(connections): give 1 to 64")
+        }
+        configuration.maximumConnections = connections ?? (tokens.count > 1 ? 4 : 1)
 
         // Lint with the first token's complete request.
         var first = headers
@@ -128,6 +135,9 @@ struct SendCommand: AsyncParsableCommand {
             let outcome = await client.outcome(of: request.to(tokens[0]))
             if !Self.line(tokens[0], outcome, into: &output.pending) { rejected += 1 }
         } else {
+            // All the connections first, so the requests spread over them from the start (a
+            // connection that cannot open is reported per token below).
+            try? await client.prewarm()
             for await result in client.send(request, to: tokens) {
                 if !Self.line(result.token, result.result, into: &output.pending) { rejected += 1 }
                 output.advance()

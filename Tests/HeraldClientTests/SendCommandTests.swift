@@ -54,7 +54,8 @@ import Testing
         defer { Task { await setup.harness.stop() } }
         setup.harness.mock.unregister(Self.tokens[1], at: Date(timeIntervalSince1970: 1_700_000_000))
         try setup.directory.write("alert.json", #"{"aps":{"alert":"Hi"}}"#)
-        try setup.directory.write("tokens.txt", "# devices\n\(Self.tokens[0].hex)\n\n\(Self.tokens[1].hex)\n\(Self.tokens[2].hex)\n")
+        // Comments, blank lines, CRLF, spaces and tabs around tokens, no final newline.
+        try setup.directory.write("tokens.txt", "# devices\r\n  \(Self.tokens[0].hex)  \r\n\r\n\t\(Self.tokens[1].hex)\n   \n\(Self.tokens[2].hex)")
         let run = try await setup.herald(["send", setup.directory.path("alert.json"), "--tokens-file", setup.directory.path("tokens.txt"), "--topic", ClientHarness.topic] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
