@@ -114,20 +114,27 @@ enum SensitiveData {
     /// A likely credential: a JWT, a bearer token, or a well-known API key format. One pass over
     /// the bytes looks for the first byte of each pattern, and every check at a position is
     /// bounded: prefixes are compared in place, and the length of the base64url run from each
-    /// position comes from one backward pass (a run of `s` or `eyJ` costs a pass, not a search
-    /// from each of its bytes). This runs on every custom string of every payload.
+    /// position is measured once per run (a run of `s` or `eyJ` costs a pass, not a search from
+    /// each of its bytes). This runs on every custom string of every payload.
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
-        // runEnd[i]: where the base64url run that contains i ends (i itself when it is not in one).
-        var runEnd = [Int32](repeating: 0, count: bytes.count + 1)
-        runEnd[bytes.count] = Int32(bytes.count)
-        var position = bytes.count - 1
-        while position >= 0 {
-            runEnd[position] = isBase64URL(bytes[position]) ? runEnd[position + 1] : Int32(position)
-            position -= 1
+        // The length of the base64url run from a position. Runs are measured once and the last
+        // two kept: the scan asks about the run it is in and, for a JWT, the one after a dot, so
+        // every byte is measured at most twice and nothing is allocated (a table of run ends, 4
+        // bytes per byte, fell out of the caches on long values).
+        var recent = (start: -1, end: -1)
+        var older = (start: -1, end: -1)
+        func run(from start: Int) -> Int {
+            guard start < bytes.count, isBase64URL(bytes[start]) else { return 0 }
+            if start >= recent.start, start < recent.end { return recent.end - start }
+            if start >= older.start, start < older.end { return older.end - start }
+            var end = start + 1
+            while end < bytes.count, isBase64URL(bytes[end]) { end += 1 }
+            older = recent
+            recent = (start, end)
+            return end - start
         }
-        func run(from start: Int) -> Int { start < bytes.count ? Int(runEnd[start]) - start : 0 }
         for start in 0..<(bytes.count - 3) {
             switch bytes[start] {
             case UInt8(ascii: "e"):
