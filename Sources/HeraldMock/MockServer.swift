@@ -27,26 +27,6 @@ import Synchronization
 ///
 /// As a `Service` (swift-service-lifecycle), ``run()`` starts it, waits for graceful shutdown
 /// and stops it.
-/// What the inbox puts in the commands it offers to paste, so that they work as pasted in
-/// any folder.
-public struct MockPasteHints: Sendable, Hashable {
-    /// How to run herald: `herald` when installed on the `PATH`, or `swift run --package-path
-    /// /path/to/herald herald`.
-    public var herald: String
-    /// The absolute path of the CA certificate clients trust (the generated TLS transport), or
-    /// `nil` for a placeholder.
-    public var trustFile: String?
-    /// Absolute paths of provider keys (.p8), by key ID, for `herald token` and `herald send`.
-    public var keyFiles: [String: String]
-
-    /// Hints; the defaults give `herald` and placeholders for the files.
-    public init(herald: String = "herald", trustFile: String? = nil, keyFiles: [String: String] = [:]) {
-        self.herald = herald
-        self.trustFile = trustFile
-        self.keyFiles = keyFiles
-    }
-}
-
 public final class MockAPNsServer: Service, Sendable {
     /// The configuration it was made with.
     public let configuration: MockConfiguration
@@ -511,5 +491,25 @@ public struct MockBindError: Error, CustomStringConvertible, Sendable {
         case .api: what = "the inbox and API port"
         }
         return "\(what) \(host):\(port) \(portInUse ? "is in use by another process" : "cannot be bound: \(underlying)")"
+    }
+}
+
+/// What the inbox puts in the commands it offers to paste, so that they work as pasted in
+/// any folder.
+public struct MockPasteHints: Sendable, Hashable {
+    /// How to run herald: `herald` when installed on the `PATH`, or `swift run --package-path
+    /// /path/to/herald herald`.
+    public var herald: String
+    /// The absolute path of the CA certificate clients trust (the generated TLS transport), or
+    /// `nil` for a placeholder.
+    public var trustFile: String?
+    /// Absolute paths of provider keys (.p8), by key ID, for `herald token` and `herald send`.
+    public var keyFiles: [String: String]
+
+    /// Hints; the defaults give `herald` and placeholders for the files.
+    public init(herald: String = "herald", trustFile: String? = nil, keyFiles: [String: String] = [:]) {
+        self.herald = herald
+        self.trustFile = trustFile
+        self.keyFiles = keyFiles
     }
 }
