@@ -2,17 +2,17 @@
 //
 // Herald: a Swift toolkit for Apple Push Notifications.
 //
-// Layers (each imports only the layers below it, see ENGINEERING.md §1):
+// Layers (each imports only the layers below it; ARCHITECTURE.md maps them):
 //
 //   herald (CLI)
 //   HeraldGateway                   (Hummingbird, SQLite, PostgreSQL; sends through HeraldClient)
 //   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
-//   HeraldClient                    (SwiftNIO, TLS, its own HTTP/2 client session)
+//   HeraldClient                    (SwiftNIO, TLS; HTTP/2 through HeraldHTTP2)
+//   HeraldHTTP2                     (internal: the client's HTTP/2 session, NIOCore and NIOHPACK only)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldLint, HeraldDevice
 //   HeraldLocalization
-//   HeraldPayload
-//   HeraldProtocol
+//   HeraldPayload, HeraldProtocol  (independent of each other)
 //   HeraldJSON
 import PackageDescription
 
@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "HeraldJSON"),
         // HeraldVersion: the commit comes from the HeraldBuildInfo plugin (git, before each build).
         .target(name: "HeraldProtocol", plugins: ["HeraldBuildInfo"]),
-        .target(name: "HeraldPayload", dependencies: ["HeraldJSON", "HeraldProtocol"]),
+        .target(name: "HeraldPayload", dependencies: ["HeraldJSON"]),
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
         .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization"]),
@@ -102,10 +102,15 @@ let package = Package(
             // The inbox's web sources, embedded by Scripts/embed-inbox (InboxAssets.swift).
             exclude: ["Inbox"]
         ),
+        // The client's HTTP/2 layer (internal: no product), a value fed bytes; HeraldHTTP2.docc says
+        // why Herald has its own rather than NIOHTTP2Handler on this path.
+        .target(
+            name: "HeraldHTTP2",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .target(
             name: "HeraldClient",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -165,7 +170,7 @@ let package = Package(
         // The HTTP/2 session's properties, shared by HeraldClientTests and the FuzzHTTP2Client fuzzer.
         .target(
             name: "HeraldClientTestSupport",
-            dependencies: ["HeraldClient", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["HeraldHTTP2", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/HeraldClientTestSupport"),
         // The mock connection's properties, shared by HeraldMockTests and the FuzzMockConnection fuzzer.
         .target(
@@ -191,7 +196,7 @@ let package = Package(
             name: "HeraldClientTests",
             dependencies: [
                 "herald", "HeraldClient", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport",
-                "HeraldClientTestSupport", "HeraldLocalization",
+                "HeraldClientTestSupport", "HeraldHTTP2", "HeraldLocalization",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),

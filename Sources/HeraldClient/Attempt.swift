@@ -1,4 +1,5 @@
 import HeraldAuth
+import HeraldHTTP2
 import HeraldProtocol
 import NIOCore
 
@@ -54,7 +55,7 @@ enum AttemptFailure: Error, Sendable, CustomStringConvertible {
     /// Written, and the connection ended before an answer: it may have been processed.
     case connectionLost(String)
     /// The server reset the stream.
-    case reset(HTTP2ErrorCode)
+    case reset(H2ErrorCode)
     /// The deadline passed.
     case deadline
     /// No connection could be opened.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAuth
+import HeraldHTTP2
 import Logging
 import NIOCore
 import HeraldProtocol

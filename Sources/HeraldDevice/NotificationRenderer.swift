@@ -75,7 +75,7 @@ public struct NotificationRenderer: Sendable {
                 diagnostics += looked.diagnostics.map { $0.prefixed("action-loc-key \"\(key)\"") }
             case .null?:
                 hidesActionButton = true
-                diagnostics.append(LocalizationDiagnostic(.note, "action-loc-key is null: the alert has only an OK button, no action button (older seed guide)"))
+                diagnostics.append(LocalizationDiagnostic(.note, "action-loc-key is null: the alert has only an OK button, no action button (Apple's \(AppleDocument.legacyProgrammingGuide))"))
             case nil:
                 break
             }
@@ -95,7 +95,7 @@ public struct NotificationRenderer: Sendable {
         } else if meantSilent && noticeable {
             presentation = .shownDespiteSilent
             diagnostics.append(LocalizationDiagnostic(
-                .warning, "meant to be silent (\(headers.pushType == .background ? "push type background" : "content-available: 1")) but carries \([visible ? "an alert" : nil, sound != nil ? "a sound" : nil, badge != nil ? "a badge" : nil].compactMap { $0 }.joined(separator: ", ")): it may be throttled, not delivered to the app, and shown to the user instead (seed 000, \"Configuring a Silent Notification\")"))
+                .warning, "meant to be silent (\(headers.pushType == .background ? "push type background" : "content-available: 1")) but carries \([visible ? "an alert" : nil, sound != nil ? "a sound" : nil, badge != nil ? "a badge" : nil].compactMap { $0 }.joined(separator: ", ")): it may be throttled, not delivered to the app, and shown to the user instead (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\")"))
         } else if visible {
             presentation = .alert
         } else if sound != nil || badge != nil {
@@ -199,7 +199,7 @@ public struct NotificationRenderer: Sendable {
             switch localizer.bundle?.containsFile(named: name) {
             case false?:
                 playsDefault = true
-                diagnostics.append(LocalizationDiagnostic(.warning, "sound \"\(name)\" is not in the app bundle; the device plays the default sound (seed Table 5-1)"))
+                diagnostics.append(LocalizationDiagnostic(.warning, "sound \"\(name)\" is not in the app bundle; the device plays the default sound (Apple's \(AppleDocument.legacyProgrammingGuide), Table 5-1)"))
             case true?:
                 break
             case nil:

@@ -14,7 +14,7 @@ public struct RenderedNotification: Sendable, Hashable {
         /// A background wake (`content-available: 1` alone); the user sees nothing.
         case silent
         /// Meant to be silent (`content-available: 1` or push type `background`) but carries an
-        /// alert, sound or badge: the seeds warn it "might be throttled and not delivered to the
+        /// alert, sound or badge: Apple's documents warn it "might be throttled and not delivered to the
         /// app in the background, and instead of being silent is displayed to the user".
         case shownDespiteSilent = "shown-despite-silent"
         /// A Live Activity start, update or end.
@@ -35,7 +35,7 @@ public struct RenderedNotification: Sendable, Hashable {
         /// The critical alert's volume, 0 to 1.
         public var volume: Double?
         /// Whether the system's default sound plays instead of the named file: `default` was
-        /// asked for, or the file is not in the app bundle (seed Table 5-1).
+        /// asked for, or the file is not in the app bundle (Apple's the "Local and Remote Notification Programming Guide", Table 5-1).
         public var playsDefault: Bool
 
         /// Creates a sound.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProtocol
 import Logging
 
 /// How a ``GatewayServer`` listens, stores, sends and retries. The defaults suit one process on
@@ -68,23 +69,14 @@ public struct GatewayConfiguration: Sendable {
     }
 
     /// A setting that cannot work, with the setting's name and what it must be.
-    public struct Problem: Error, CustomStringConvertible, Equatable {
-        /// The setting (the property's name).
-        public var setting: String
-        /// What is wrong and what would do.
-        public var message: String
-        /// "setting: message".
-        public var description: String { "\(setting): \(message)" }
-    }
+    public typealias Problem = ConfigurationProblem
 
     /// Checks every setting; ``GatewayServer/open(configuration:)`` calls it, so an embedder
     /// gets the same checks as `herald serve`.
     ///
     /// - Throws: ``Problem`` for the first setting that cannot work.
     public func validate() throws(Problem) {
-        func check(_ condition: Bool, _ setting: String, _ message: String) throws(Problem) {
-            if !condition { throw Problem(setting: setting, message: message) }
-        }
+        let check = ConfigurationProblem.require
         try check((0...65_535).contains(port), "port", "\(port) is not a port (0 to 65535)")
         try check(maximumInFlight >= 1, "maximumInFlight", "at least 1")
         try check(claimBatch >= 1, "claimBatch", "at least 1")

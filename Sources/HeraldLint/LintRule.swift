@@ -2,8 +2,8 @@ import HeraldProtocol
 
 /// A rule of the catalog: what it checks, why, and examples that run as tests.
 ///
-/// Rules read like SwiftLint's: an id, a one-line summary, a rationale citing its source (a seed
-/// document's table or a section of `shared/reference/apns.md`), and triggering and
+/// Rules read like SwiftLint's: an id, a one-line summary, a rationale citing its source (Apple's
+/// document by title, such as "Generating a remote notification"), and triggering and
 /// non-triggering examples.
 public struct LintRule: Sendable, Identifiable {
     /// The stable id.

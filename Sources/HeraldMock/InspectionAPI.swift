@@ -113,7 +113,7 @@ struct InspectionAPI {
             }
         }
         router.delete("/api/v1/notifications") { _, _ in
-            try await server.clearNotificationsAndDatabase()
+            try await server.clearNotifications()
             return Response(status: .noContent)
         }
         router.get("/api/v1/devices") { request, _ in
@@ -229,7 +229,7 @@ struct InspectionAPI {
             return Response(status: .noContent)
         }
         router.post("/api/v1/reset") { _, _ in
-            try await server.resetAndDatabase()
+            try await server.reset()
             return Response(status: .noContent)
         }
         router.get("/api/v1/events") { _, _ in

@@ -7,10 +7,13 @@ import NIOSSL
 
 /// How a ``MockAPNsServer`` listens, authenticates and judges requests.
 ///
-/// The defaults give what `herald mock` starts with no flags: TLS with a development CA made at
-/// start-up, the sandbox environment, token authentication without registered keys (tokens are
-/// checked for form, algorithm and age, not signature), every well-formed device token a
-/// simulated device, and the lenient choices where Apple's behaviour is undocumented.
+/// The defaults are what `herald mock` starts with no flags (TLS with a development CA made at
+/// start-up, the sandbox environment, token authentication without registered keys, so tokens
+/// are checked for form, algorithm and age but not signature, every well-formed device token a
+/// simulated device, and the lenient choices where Apple's behaviour is undocumented), except the
+/// ports: the APNs port is 2197 as there, but the API and channel-management ports are 0 (a free
+/// port each, so that mocks in tests never collide), where `herald mock` uses 8197 and 2195 or
+/// 2196.
 public struct MockConfiguration: Sendable {
     /// How connections are secured.
     public enum Transport: Sendable {
@@ -159,6 +162,35 @@ public struct MockConfiguration: Sendable {
     public var strict: Bool {
         get { leniency == .strict }
         set { leniency = newValue ? .strict : .default }
+    }
+
+    /// A setting that cannot work, with the setting's name and what it must be.
+    public typealias Problem = ConfigurationProblem
+
+    /// Checks every setting; ``MockAPNsServer/init(configuration:logger:)`` calls it, so an
+    /// embedder gets the same checks as `herald mock`.
+    ///
+    /// - Throws: ``Problem`` for the first setting that cannot work.
+    public func validate() throws(Problem) {
+        let check = ConfigurationProblem.require
+        try check(!host.isEmpty, "host", "an address to bind, such as 127.0.0.1")
+        for (name, value) in [("port", port), ("channelPort", channelPort), ("apiPort", apiPort)] {
+            if let value { try check((0...65_535).contains(value), name, "\(value) is not a port (0 to 65535)") }
+        }
+        if case .certificate = authentication, case .plaintext = transport {
+            throw Problem(setting: "authentication", message: "client certificates need TLS; the transport is plaintext")
+        }
+        try check(storeCapacity >= 1, "storeCapacity", "at least 1")
+        if let databasePath { try check(!databasePath.isEmpty, "databasePath", "a file name") }
+        try check(databaseKeepCount >= 1, "databaseKeepCount", "at least 1")
+        let day = Duration.seconds(86_400)
+        if let databaseMaximumAge { try check(databaseMaximumAge > .zero, "databaseMaximumAge", "above zero") }
+        if let idleTimeout { try check(idleTimeout > .zero && idleTimeout <= day, "idleTimeout", "above zero, at most a day") }
+        // SETTINGS_MAX_CONCURRENT_STREAMS is 31 bits on the wire.
+        try check((1...Int(Int32.max)).contains(maximumConcurrentStreams), "maximumConcurrentStreams", "from 1 to 2^31-1")
+        try check(maximumBodyBytes >= 1, "maximumBodyBytes", "at least 1")
+        try check(!languages.isEmpty && !languages.contains(where: \.isEmpty), "languages", "at least one language, such as en or fr-CA")
+        if let ownEventLoopThreads { try check(ownEventLoopThreads >= 1, "ownEventLoopThreads", "at least 1") }
     }
 }
 

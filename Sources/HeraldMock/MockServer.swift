@@ -17,7 +17,7 @@ import Synchronization
 /// var configuration = MockConfiguration()
 /// configuration.port = 0                 // a free port
 /// configuration.transport = .plaintext   // or the default generated TLS
-/// let mock = MockAPNsServer(configuration: configuration)
+/// let mock = try MockAPNsServer(configuration: configuration)
 /// try await mock.start()
 /// // … send to 127.0.0.1:\(mock.port) …
 /// let record = try await mock.nextNotification(timeout: .seconds(5)) { $0.deviceToken == token }
@@ -49,7 +49,11 @@ public final class MockAPNsServer: Service, Sendable {
 
     /// Makes a server (it does not listen until ``start()``). With the default transport a
     /// development CA and server certificate are made here.
+    ///
+    /// - Throws: ``MockConfiguration/Problem`` for a setting that cannot work (see
+    ///   ``MockConfiguration/validate()``), or why the CA or release client could not be made.
     public init(configuration: MockConfiguration = MockConfiguration(), logger: Logger = Logger(label: "herald.mock")) throws {
+        try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         core = MockCore(configuration: configuration)
@@ -273,9 +277,11 @@ public final class MockAPNsServer: Service, Sendable {
 
     // MARK: Inspection
 
-    /// Recorded requests matching `query`, newest first.
-    public func notifications(_ query: NotificationQuery = NotificationQuery()) -> [NotificationRecord] {
-        core.store.records(matching: query).records
+    /// Recorded requests matching `query`, newest first: from the database when the mock keeps
+    /// one (``MockConfiguration/databasePath``), as the API reads them, so what a restarted mock
+    /// kept is here too.
+    public func notifications(_ query: NotificationQuery = NotificationQuery()) async throws -> [NotificationRecord] {
+        try await core.recordStore.page(query).records
     }
 
     /// What happened below the requests, newest first (at most the newest 1,000): GOAWAYs sent
@@ -283,8 +289,9 @@ public final class MockAPNsServer: Service, Sendable {
     /// peer's address, and each closed connection with its requests and resets.
     public func connectionEvents(limit: Int = 1_000) -> [ConnectionEvent] { core.connectionLog.events(limit: limit) }
 
-    /// The recorded request with this `apns-id` (or record id).
-    public func notification(id: String) -> NotificationRecord? { core.store.record(id: id) }
+    /// The recorded request with this `apns-id` (or record id), from the same source as
+    /// ``notifications(_:)``.
+    public func notification(id: String) async throws -> NotificationRecord? { try await core.recordStore.find(id: id) }
 
     /// A live stream of what happens (bounded: a slow reader loses the oldest events).
     public func events() -> AsyncStream<MockEvent> { core.events.subscribe() }
@@ -412,37 +419,18 @@ public final class MockAPNsServer: Service, Sendable {
         core.persistDevice(token)
     }
 
-    /// Forgets recorded requests (devices, faults and channels stay).
-    /// With a database, its rows are deleted in the background.
-    public func clearNotifications() {
-        core.store.clear()
-        if let database = core.database.withLock({ $0 }) {
-            Task { try? await database.removeAll() }
-        }
-        core.events.publish(.cleared)
-    }
-
-    /// Forgets recorded requests, in memory and in the database, before returning.
-    func clearNotificationsAndDatabase() async throws {
+    /// Forgets recorded requests (devices, faults and channels stay), in memory and in the
+    /// database, before returning.
+    public func clearNotifications() async throws {
         core.store.clear()
         try await core.database.withLock({ $0 })?.removeAll()
         core.events.publish(.cleared)
     }
 
-    /// Forgets requests, devices, channels and faults (in the database too, in the background).
-    public func reset() {
-        clearNotifications()
-        core.devices.removeAll()
-        core.channels.removeAll()
-        core.faults.removeAll()
-        if let database = core.database.withLock({ $0 }) {
-            Task { try? await database.removeState() }
-        }
-    }
-
-    /// Forgets everything, in memory and in the database, before returning.
-    func resetAndDatabase() async throws {
-        try await clearNotificationsAndDatabase()
+    /// Forgets requests, devices, channels and faults, in memory and in the database, before
+    /// returning.
+    public func reset() async throws {
+        try await clearNotifications()
         core.devices.removeAll()
         core.channels.removeAll()
         core.faults.removeAll()

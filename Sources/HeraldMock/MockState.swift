@@ -230,7 +230,6 @@ final class ChannelRegistry: Sendable {
     }
 
     func subscribe(_ token: DeviceToken, to id: String) { subscribers.withLock { _ = $0[id, default: []].insert(token) } }
-    func unsubscribe(_ token: DeviceToken, from id: String) { subscribers.withLock { _ = $0[id]?.remove(token) } }
     func subscribers(of id: String) -> [DeviceToken] { subscribers.withLock { Array($0[id] ?? []).sorted { $0.hex < $1.hex } } }
 
     func removeAll() {

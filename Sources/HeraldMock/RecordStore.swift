@@ -121,12 +121,20 @@ final class MemoryRecordStore: RecordStore {
     init(retention: RecordRetention) {
         self.retention = retention
         capacity = max(1, retention.count)
-        ring = Mutex(Ring(slots: Array(repeating: nil, count: capacity)))
+        ring = Mutex(Ring(slots: []))
     }
 
     func append(_ record: NotificationRecord) -> EventLoopFuture<Void>? {
         // The record pushed out is released after the lock, not under it.
         let evicted: NotificationRecord? = ring.withLock { ring in
+            // The ring grows to its capacity as records come (a large --store-limit costs
+            // nothing up front), then wraps.
+            if ring.slots.count < capacity {
+                ring.slots.append(record)
+                ring.next = (ring.next + 1) % capacity
+                ring.count += 1
+                return nil
+            }
             let old = ring.slots[ring.next]
             ring.slots[ring.next] = record
             ring.next = (ring.next + 1) % capacity
@@ -175,7 +183,7 @@ final class MemoryRecordStore: RecordStore {
     }
 
     func clear() {
-        ring.withLock { ring in ring = Ring(slots: Array(repeating: nil, count: capacity)) }
+        ring.withLock { ring in ring = Ring(slots: []) }
     }
 
     var recordCount: Int { ring.withLock { $0.count } }

@@ -1,6 +1,6 @@
 import HeraldJSON
 
-/// The contents of the `aps` dictionary: every key of the seed tables, legacy and current, the
+/// The contents of the `aps` dictionary: every key of Apple's payload tables, legacy and current, the
 /// Live Activity keys, and any other key kept as given.
 public struct APS: Sendable, Hashable {
     /// What to show: a string (the body) or a dictionary.

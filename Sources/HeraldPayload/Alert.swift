@@ -25,7 +25,7 @@ public enum Alert: Sendable, Hashable, ExpressibleByStringLiteral {
     }
 }
 
-/// The `alert` dictionary (seed Table 5-2 and Table 2, and Live Activity alerts of Apple's “Starting and updating Live Activities with ActivityKit push notifications”).
+/// The `alert` dictionary (the "Local and Remote Notification Programming Guide", Table 5-2, "Generating a remote notification", Table 2, and Live Activity alerts of Apple's “Starting and updating Live Activities with ActivityKit push notifications”).
 public struct AlertContent: Sendable, Hashable {
     /// `title`: a short title.
     public var title: AlertText?
@@ -109,7 +109,7 @@ public enum AlertText: Sendable, Hashable, ExpressibleByStringLiteral {
     }
 }
 
-/// A value that may be JSON `null`, for the keys the seeds document as "string or null" or
+/// A value that may be JSON `null`, for the keys Apple's tables document as "string or null" or
 /// "array of strings or null". An absent key is `nil`; a present `null` is ``null``.
 public enum Nullable<Wrapped: Sendable & Hashable>: Sendable, Hashable {
     /// JSON `null`.

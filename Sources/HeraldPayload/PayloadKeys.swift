@@ -7,7 +7,7 @@ import Darwin
 /// The keys Apple defines inside `aps`, legacy and current, each spelled once.
 ///
 /// Sources: the older guide's Table 5-1 and the current "Generating a remote notification"
-/// Table 1 (seeds 000 and 001), the Live Activity keys of Apple's “Starting and updating Live Activities with ActivityKit push notifications”, and `content-changed`
+/// Table 1, the Live Activity keys of Apple's “Starting and updating Live Activities with ActivityKit push notifications”, and `content-changed`
 /// for widgets and controls (Apple's “Sending notification requests to APNs”).
 public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `alert`: a string (the body) or a dictionary (``AlertKey``).
@@ -102,7 +102,7 @@ public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, K
     public var description: String { name.description }
 }
 
-/// The keys of the `alert` dictionary, legacy and current (seed Table 5-2 and Table 2, plus the
+/// The keys of the `alert` dictionary, legacy and current (the "Local and Remote Notification Programming Guide", Table 5-2, and "Generating a remote notification", Table 2, plus the
 /// legacy keys libraries still send, Apple's “Generating a remote notification”).
 public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `title`.
@@ -174,7 +174,7 @@ public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible,
     public var description: String { name.description }
 }
 
-/// The keys of the critical-alert `sound` dictionary (seed Table 3).
+/// The keys of the critical-alert `sound` dictionary ("Generating a remote notification", Table 3).
 public enum SoundKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `critical`: `1` for a critical alert.
     case critical

@@ -81,7 +81,8 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
         return (reason, Info(status: status, meaning: meaning, endpoints: endpoints, retry: guidance, isDocumented: documented))
     }
 
-    // Reference §1.4 (device pushes, 32 reasons) and §6.4 (broadcast and channel reasons).
+    // "Handling notification responses from APNs" (device pushes, 32 reasons) and "Handling error
+    // responses from Apple Push Notification service" (broadcast and channel reasons).
     private static let catalogEntries: [(APNsReason, Info)] = [
         entry(.badCollapseID, 400, "The collapse identifier exceeds the maximum allowed size (64 bytes).", [.device]),
         entry(.badDeviceToken, 400, "The device token is malformed, or belongs to the other environment.", [.device], retry: .doNotRetry),

@@ -9,7 +9,7 @@ public enum PayloadLimit {
     public static let voip = 5120
     /// Broadcast (channel) pushes: 5120 bytes (A-BCAST).
     public static let broadcast = 5120
-    /// The retired binary interface (iOS 8 to 2021): 2048 bytes, from the older seed guide.
+    /// The retired binary interface (iOS 8 to 2021): 2048 bytes, from Apple's the "Local and Remote Notification Programming Guide".
     public static let legacyBinary = 2048
     /// The binary interface before iOS 8: 256 bytes.
     public static let legacyBinaryBeforeIOS8 = 256

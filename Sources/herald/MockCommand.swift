@@ -521,7 +521,7 @@ struct ConfigFile {
             configuration.databaseKeepCount = dbKeep
         }
         if let dbMaxAge {
-            guard dbMaxAge > 0 else { throw UsageError(message: "--db-max-age must be a positive number of hours") }
+            guard dbMaxAge > 0, dbMaxAge <= 876_000 else { throw UsageError(message: "--db-max-age must be a positive number of hours, at most 876000 (a hundred years)") }
             guard db != nil else { throw UsageError(message: "--db-max-age needs --db FILE") }
             configuration.databaseMaximumAge = .milliseconds(Int64(dbMaxAge * 3_600_000))
         }

@@ -1,4 +1,4 @@
-import HeraldClient
+import HeraldHTTP2
 import NIOCore
 
 /// Properties of the client's HTTP/2 session under any bytes from a server, shared by the

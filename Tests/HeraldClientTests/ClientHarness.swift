@@ -91,12 +91,12 @@ struct ClientHarness {
     /// nothing the client does not know of (an apns-id seen twice is a resend, counted).
     /// Returns the number of duplicate deliveries.
     @discardableResult
-    func checkAgreement(_ outcomes: [(DeviceToken, Result<APNsResponse, APNsClientError>)], expectedCount: Int, sourceLocation: SourceLocation = #_sourceLocation) -> Int {
+    func checkAgreement(_ outcomes: [(DeviceToken, Result<APNsResponse, APNsClientError>)], expectedCount: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
         #expect(outcomes.count == expectedCount, "one outcome per request", sourceLocation: sourceLocation)
         #expect(Set(outcomes.map(\.0)).count == expectedCount, "no token has two outcomes", sourceLocation: sourceLocation)
         var query = NotificationQuery()
         query.limit = 1_000_000
-        let records = mock.notifications(query).filter { $0.kind == .device }
+        let records = try await mock.notifications(query).filter { $0.kind == .device }
         var acceptedByID: [String: Int] = [:]
         for record in records where record.isAccepted {
             if let id = record.apnsID { acceptedByID[id, default: 0] += 1 }

@@ -18,7 +18,7 @@ import Testing
         let tokens = ClientHarness.tokens(600)
         let outcomes = await ClientHarness.sendAll(client, to: tokens)
         #expect(outcomes.filter { $0.1.failure != nil }.count == 0, "\(outcomes.compactMap { $0.1.failure }.prefix(3))")
-        #expect(harness.checkAgreement(outcomes, expectedCount: 600) == 0, "no duplicates without faults")
+        #expect(try await harness.checkAgreement(outcomes, expectedCount: 600) == 0, "no duplicates without faults")
         #expect(client.openConnectionCount <= 2)
         await client.shutdown()
     }
@@ -34,7 +34,7 @@ import Testing
         let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(500))
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
-        let duplicates = harness.checkAgreement(outcomes, expectedCount: 500)
+        let duplicates = try await harness.checkAgreement(outcomes, expectedCount: 500)
         // A GOAWAY's unprocessed streams are sent once more and never doubled: the mock closes a
         // connection only once its answers are written, even when frames the client sent before
         // it read the GOAWAY trip a protocol error, so no accepted request is sent again.
@@ -51,7 +51,7 @@ import Testing
         let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(600))
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
-        let duplicates = harness.checkAgreement(outcomes, expectedCount: 600)
+        let duplicates = try await harness.checkAgreement(outcomes, expectedCount: 600)
         // A request whose connection closed after the server accepted it may be sent again
         // (same apns-id): at most the streams in flight on the three closed connections.
         #expect(duplicates <= 3 * 1_000)
@@ -75,7 +75,7 @@ import Testing
         // Each attempt carried the same apns-id.
         var query = NotificationQuery()
         query.token = tokens[0].hex
-        let attempts = harness.mock.notifications(query)
+        let attempts = try await harness.mock.notifications(query)
         #expect(attempts.count == 3 && Set(attempts.compactMap(\.apnsID)) == [first.apnsID])
         await client.shutdown()
     }
@@ -106,7 +106,7 @@ import Testing
         let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(800))
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
-        harness.checkAgreement(outcomes, expectedCount: 800)
+        try await harness.checkAgreement(outcomes, expectedCount: 800)
         await client.shutdown()
     }
 
@@ -125,23 +125,23 @@ import Testing
         _ = harness.mock.addFault(try FaultRule(parsing: "status=403/ExpiredProviderToken,token=\(tokens[1].hex),times=1"))
         let second = try await client.send(ClientHarness.request(to: tokens[1]))
         #expect(second.attempts == 2)
-        func bearer(_ id: String) -> String? {
+        func bearer(_ id: String) async throws -> String? {
             // The accepted record: a faulted attempt carries the same apns-id.
-            harness.mock.notifications().first { $0.apnsID == id && $0.isAccepted }?.headers.first { $0.name == "authorization" }?.value
+            try await harness.mock.notifications().first { $0.apnsID == id && $0.isAccepted }?.headers.first { $0.name == "authorization" }?.value
         }
         // The mock shows tokens without their signature, and the new token has the same iat
         // (the same second): the retry is recognised by its new connection.
-        func connection(_ id: String) -> Int? { harness.mock.notifications().first { $0.apnsID == id && $0.isAccepted }?.connection }
-        #expect(connection(second.apnsID) != connection(first.apnsID), "the refused token is not sent again on its connection")
+        func connection(_ id: String) async throws -> Int? { try await harness.mock.notifications().first { $0.apnsID == id && $0.isAccepted }?.connection }
+        #expect(try await connection(second.apnsID) != connection(first.apnsID), "the refused token is not sent again on its connection")
 
         // 55 minutes on: the signer's policy (50 minutes) gives a new token, and the connection
         // (last change over 20 minutes ago) takes it.
         clock.advance(by: 55 * 60)
         let third = try await client.send(ClientHarness.request(to: tokens[2]))
         #expect(third.attempts == 1)
-        #expect(bearer(third.apnsID) != bearer(second.apnsID), "a token with a new iat")
-        #expect(connection(third.apnsID) == connection(second.apnsID), "the same connection rotates")
-        #expect(harness.mock.notifications().allSatisfy { $0.reason != .tooManyProviderTokenUpdates })
+        #expect(try await bearer(third.apnsID) != bearer(second.apnsID), "a token with a new iat")
+        #expect(try await connection(third.apnsID) == connection(second.apnsID), "the same connection rotates")
+        #expect(try await harness.mock.notifications().allSatisfy { $0.reason != .tooManyProviderTokenUpdates })
         await client.shutdown()
     }
 
@@ -189,7 +189,7 @@ import Testing
         for await result in client.send(ClientHarness.request(to: tokens[0]), to: tokens) {
             outcomes.append((result.token, result.result))
         }
-        harness.checkAgreement(outcomes, expectedCount: 1_000)
+        try await harness.checkAgreement(outcomes, expectedCount: 1_000)
         let failed = outcomes.filter { $0.1.failure != nil }
         #expect(failed.count == 1 && failed[0].0 == tokens[17] && failed[0].1.failure?.reason == .unregistered)
         let ids = outcomes.compactMap { try? $0.1.get().apnsID }
@@ -214,7 +214,7 @@ import Testing
         let refused = outcomes.filter { $0.1.failure?.kind == .shutDown }.count
         #expect(accepted + refused == 50)
         #expect(accepted > 0, "requests in flight finished")
-        harness.checkAgreement(outcomes, expectedCount: 50)
+        try await harness.checkAgreement(outcomes, expectedCount: 50)
         let after = try #require(await client.outcome(of: ClientHarness.request(to: ClientHarness.tokens(1, salt: 9)[0])).failure)
         #expect(after.kind == .shutDown)
         #expect(client.openConnectionCount == 0)

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldClient
 import HeraldClientTestSupport
+import HeraldHTTP2
 import HeraldJSON
 import HeraldTestSupport
 import NIOCore
@@ -74,7 +75,7 @@ import Testing
     }
 
     /// Frames the protocol forbids, each with the connection error RFC 9113 gives it.
-    static let connectionErrors: [(String, [UInt8], HTTP2ErrorCode)] = [
+    static let connectionErrors: [(String, [UInt8], H2ErrorCode)] = [
         ("DATA on stream 0", frame(0x0, stream: 0, [1]), .protocolError),
         ("HEADERS on stream 0", frame(0x1, flags: 0x4, stream: 0, [0x88]), .protocolError),
         ("HEADERS on an even stream", frame(0x1, flags: 0x4, stream: 2, [0x88]), .protocolError),

@@ -44,7 +44,7 @@ import Testing
         let fields = run.stdout.split(separator: " ")
         #expect(fields.count >= 4 && fields[0] == Self.tokens[0].hex && fields[1] == "accepted" && fields[2] == "apns-id", "\(run.stdout)")
         let id = String(fields[3]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let record = try #require(setup.harness.mock.notification(id: id))
+        let record = try #require(try await setup.harness.mock.notification(id: id))
         #expect(record.body == Array(body.utf8), "the file's bytes, as they are")
         #expect(record.topic == ClientHarness.topic)
     }
@@ -80,7 +80,7 @@ import Testing
             """)
         let run = try await setup.herald(["send", setup.directory.path("push.apns"), "--token", Self.tokens[0].hex] + setup.serverArguments + setup.keyArguments)
         #expect(run.status == 0, "\(run.stderr)")
-        let record = try #require(setup.harness.mock.notifications().first)
+        let record = try #require(try await setup.harness.mock.notifications().first)
         #expect(record.topic == "com.example.app")
         #expect(String(decoding: record.body, as: UTF8.self) == #"{"aps": {"alert": "From a simulator file"}, "id": 7}"#)
     }
@@ -94,10 +94,10 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("bad.json:1:"), "the finding with its place: \(refused.stderr)")
         #expect(refused.stderr.contains("not sent"))
-        #expect(setup.harness.mock.notifications().isEmpty)
+        #expect(try await setup.harness.mock.notifications().isEmpty)
         let forced = try await setup.herald(arguments + ["--no-lint"])
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(setup.harness.mock.notifications().count == 1)
+        #expect(try await setup.harness.mock.notifications().count == 1)
     }
 
     @Test func credentialsFromTheEnvironmentAndClearUsageErrors() async throws {
@@ -151,6 +151,6 @@ import Testing
         #expect(run.stdout.contains("peak memory: "))
         var query = NotificationQuery()
         query.limit = 10_000
-        #expect(setup.harness.mock.notifications(query).count == 550, "warm-up and measured requests reached the mock")
+        #expect(try await setup.harness.mock.notifications(query).count == 550, "warm-up and measured requests reached the mock")
     }
 }

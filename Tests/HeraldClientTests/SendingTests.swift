@@ -21,7 +21,7 @@ import Testing
         #expect(response.status == 200)
         #expect(APNsID.isCanonical(response.apnsID), "the client gives every request a lowercase apns-id")
         #expect(response.uniqueID != nil, "the sandbox answers with apns-unique-id")
-        let record = try #require(harness.mock.notification(id: response.apnsID))
+        let record = try #require(try await harness.mock.notification(id: response.apnsID))
         #expect(record.deviceToken == token.hex)
         #expect(record.topic == ClientHarness.topic)
         #expect(record.body == (try Payload.alert(title: "Hello", body: "World").encode()), "the body is the payload's exact bytes")
@@ -58,7 +58,7 @@ import Testing
             collapseID: try CollapseID("scores"), expiration: .at(epochSeconds: 2_000_000_000), apnsID: id)
         let response = try await client.send(request)
         #expect(response.apnsID == id.uuidString, "the given apns-id is echoed")
-        let record = try #require(harness.mock.notification(id: id.uuidString))
+        let record = try #require(try await harness.mock.notification(id: id.uuidString))
         let parsed = try #require(record.request)
         #expect(parsed.pushType == .background)
         #expect(parsed.priority == .conservePower)
@@ -122,11 +122,11 @@ import Testing
         #expect(refused.diagnostics.contains { $0.rule == .topicMismatch })
         let empty = APNsRequest(headers: .init(target: .device(token), pushType: .alert, topic: ClientHarness.topic), body: [])
         #expect(await client.outcome(of: empty).failure?.reason == .payloadEmpty)
-        #expect(harness.mock.notifications().isEmpty, "nothing reached the server")
+        #expect(try await harness.mock.notifications().isEmpty, "nothing reached the server")
         // Raw bytes are sent as they are.
         let raw = APNsRequest(headers: .init(target: .device(token), pushType: .alert, topic: ClientHarness.topic), body: Array(#"{"aps":{"alert":"raw"}}"#.utf8))
         let accepted = try await client.send(raw)
-        #expect(harness.mock.notification(id: accepted.apnsID)?.body == Array(#"{"aps":{"alert":"raw"}}"#.utf8))
+        #expect(try await harness.mock.notification(id: accepted.apnsID)?.body == Array(#"{"aps":{"alert":"raw"}}"#.utf8))
         await client.shutdown()
     }
 
@@ -140,7 +140,7 @@ import Testing
         let client = try APNsClient(configuration: configuration)
         let token = ClientHarness.tokens(1)[0]
         let response = try await client.send(ClientHarness.alert, to: token, topic: ClientHarness.topic)
-        let record = try #require(harness.mock.notification(id: response.apnsID))
+        let record = try #require(try await harness.mock.notification(id: response.apnsID))
         #expect(!record.headers.contains { $0.name == "authorization" }, "no provider token with a certificate")
         let refused = try #require(await client.outcome(of: try APNsRequest(payload: ClientHarness.alert, to: token, topic: "com.example.elsewhere")).failure)
         #expect(refused.reason == .topicDisallowed || refused.reason == .deviceTokenNotForTopic)

@@ -32,7 +32,7 @@ import Testing
         var query = NotificationQuery()
         query.limit = 1_000_000
         var acceptedByMock: [String: Int] = [:]
-        for record in harness.mock.notifications(query) where record.isAccepted { acceptedByMock[record.apnsID ?? "", default: 0] += 1 }
+        for record in try await harness.mock.notifications(query) where record.isAccepted { acceptedByMock[record.apnsID ?? "", default: 0] += 1 }
         for delivery in deliveries where delivery["state"]?.stringValue == "accepted" {
             #expect(acceptedByMock[delivery["apnsId"]?.stringValue ?? ""] == 1)
         }
@@ -44,7 +44,7 @@ import Testing
         let second = try await harness.submit(tokens: tokens)
         let again = try await harness.waitUntilDone(second)
         #expect(again.root["counts"]?["skipped"]?.int64Value == 2 && again.root["counts"]?["accepted"]?.int64Value == 298)
-        #expect(harness.mock.notifications(query).count == 300 + 298, "skipped tokens were not sent")
+        #expect(try await harness.mock.notifications(query).count == 300 + 298, "skipped tokens were not sent")
     }
 
     /// Sends that wait longer than the lease (here for the app's rate limit: 60 tokens at 20 a
@@ -70,7 +70,7 @@ import Testing
         #expect(summary.root["counts"]?["accepted"]?.int64Value == 80)
         var query = NotificationQuery()
         query.limit = 1_000
-        let ids = harness.mock.notifications(query).compactMap(\.apnsID)
+        let ids = try await harness.mock.notifications(query).compactMap(\.apnsID)
         #expect(ids.count == 80 && Set(ids).count == 80, "\(ids.count) sent for 80 tokens")
         let attempts = try await harness.deliveries(summary.root["id"]?.stringValue ?? "").compactMap { $0["attempts"]?.int64Value }
         #expect(attempts == Array(repeating: 1, count: 80), "no delivery was claimed twice")
@@ -92,7 +92,7 @@ import Testing
         let replayed = try JSONDocument(parsing: replayBody)
         #expect(replay == 200 && replayed.root["id"]?.stringValue == id)
         #expect(response?.value(forHTTPHeaderField: "Idempotent-Replayed") == "true")
-        #expect(harness.mock.notifications().count == 20)
+        #expect(try await harness.mock.notifications().count == 20)
         let (conflict, conflictBody) = try await harness.call("POST", path, body.replacingOccurrences(of: "Once", with: "Twice"), headers: ["Idempotency-Key": "order-1"])
         #expect(conflict == 409 && conflictBody?.root["error"]?.stringValue?.contains(id) == true)
         #expect(try await harness.call("POST", path, body, headers: ["Idempotency-Key": ""]).0 == 400)
@@ -107,7 +107,7 @@ import Testing
         }
         #expect(ids.count == 1)
         _ = try await harness.waitUntilDone(try #require(ids.first))
-        #expect(harness.mock.notifications().count == 40)
+        #expect(try await harness.mock.notifications().count == 40)
     }
 
     /// A body larger than any request can be (the tokens allowed, 80 bytes each, and a
@@ -167,7 +167,7 @@ import Testing
         #expect(malformed == 400 && parse?.root["error"]?.stringValue?.contains("line 2") == true)
         #expect(try await harness.call("POST", "/v1/apps/nope/notifications", #"{"payload":{"aps":{}},"tokens":["\#(token)"]}"#).0 == 404)
         _ = try await harness.waitUntilDone(try #require(finding?.root["id"]?.stringValue))
-        #expect(harness.mock.notifications().count == 1, "nothing refused reached APNs")
+        #expect(try await harness.mock.notifications().count == 1, "nothing refused reached APNs")
     }
 
     @Test func keysAreScopedToTheirApps() async throws {
@@ -255,7 +255,7 @@ import Testing
         let third = try await harness.deliveries(try await harness.waitUntilDone(once).root["id"]!.stringValue!)
         #expect(third[0]["state"]?.stringValue == "expired" && third[0]["attempts"]?.int64Value == 1, "expiration 0: one attempt")
         // Every attempt carried the delivery's one apns-id.
-        let ids = Set(harness.mock.notifications().filter { $0.deviceToken == tokens[0].hex }.compactMap(\.apnsID))
+        let ids = Set(try await harness.mock.notifications().filter { $0.deviceToken == tokens[0].hex }.compactMap(\.apnsID))
         #expect(ids == [first[0]["apnsId"]!.stringValue!])
     }
 
@@ -309,7 +309,7 @@ import Testing
         _ = try await resumed.waitUntilDone(job)
         var query = NotificationQuery()
         query.limit = 10_000
-        let apnsIDs = harness.mock.notifications(query).compactMap(\.apnsID)
+        let apnsIDs = try await harness.mock.notifications(query).compactMap(\.apnsID)
         #expect(apnsIDs.count == 400 && Set(apnsIDs).count == 400, "no token sent twice, none left out")
     }
 }

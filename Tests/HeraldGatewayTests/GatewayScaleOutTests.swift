@@ -113,7 +113,7 @@ import Testing
         query.limit = 1_000_000
         query.accepted = true
         var seen: [String: Int] = [:]
-        for record in mock.notifications(query) { seen[record.apnsID ?? "", default: 0] += 1 }
+        for record in try await mock.notifications(query) { seen[record.apnsID ?? "", default: 0] += 1 }
         let ids = try await postgres.query("SELECT apns_id FROM deliveries").split(separator: "\n").map(String.init)
         #expect(ids.count == total)
         let missing = ids.filter { seen[$0] == nil }.count

@@ -71,7 +71,7 @@ import Testing
         query.limit = 100_000
         query.accepted = true
         var accepted: [String: Int] = [:]
-        for record in mock.notifications(query) { accepted[record.deviceToken ?? "", default: 0] += 1 }
+        for record in try await mock.notifications(query) { accepted[record.deviceToken ?? "", default: 0] += 1 }
         #expect(accepted.count == total / 2 && accepted.values.allSatisfy { $0 == 1 }, "each push accepted once: \(accepted.count) tokens")
         let events = mock.connectionEvents()
         #expect(!events.contains { $0.kind == .goAwaySent }, "no connection was cut off: \(events.filter { $0.kind == .goAwaySent }.map(\.jsonValue))")

@@ -36,7 +36,7 @@ import Testing
             #expect(answer.status == expected[index].0 && answer.reason == expected[index].1, "case \(index): \(answer.status ?? -1) \(answer.body)")
         }
         // The record says why, in words.
-        let expired = mock.server.notifications(NotificationQuery()).first { $0.reason == .expiredProviderToken }
+        let expired = try await mock.server.notifications(NotificationQuery()).first { $0.reason == .expiredProviderToken }
         #expect(expired?.explanation?.contains("seconds old") == true)
         #expect(expired?.headers.first { $0.name == "authorization" }?.value.hasSuffix(".…") == true, "the signature is not recorded")
     }
@@ -135,7 +135,7 @@ import Testing
 
         let alone = try await run("single", [H.push(token: "aa" + String(H.token.dropFirst(2)), headers: [("apns-push-type", "alert")], jwt: nil)])
         #expect(alone.answers[0].status == 200)
-        let record = try #require(mock.server.notifications(NotificationQuery()).first)
+        let record = try #require(try await mock.server.notifications(NotificationQuery()).first)
         #expect(record.topic == "com.example.single", "a single-topic certificate's topic is the default")
 
         let wrongEnvironment = try await run("production", [H.push(jwt: nil)])
@@ -149,6 +149,6 @@ import Testing
         // without an answer (with TLS 1.2 the handshake itself fails).
         let run = try? await mock.python([H.push(jwt: nil)], tls: true)
         if let run { #expect(run.answers[0].status == nil && run.answers[0].error == "closed") }
-        #expect(mock.server.notifications().isEmpty, "nothing was processed")
+        #expect(try await mock.server.notifications().isEmpty, "nothing was processed")
     }
 }

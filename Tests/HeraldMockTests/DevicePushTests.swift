@@ -30,7 +30,7 @@ import Testing
         // The push reached the simulated device, rendered.
         let device = try #require(mock.server.device(try DeviceToken(hex: H.token)))
         #expect(device.deliveries == 2 && device.topic == "com.example.app" && device.device.notificationCount == 2)
-        let record = try #require(mock.server.notification(id: generated))
+        let record = try #require(try await mock.server.notification(id: generated))
         #expect(record.status == 200 && record.rendered?.body == "Hello")
     }
 
@@ -103,7 +103,7 @@ import Testing
         noisy.members.append(.init(key: "bodyRepeat", value: [#"{"aps":{"alert":"hi","sound":1},"x":["#, "null,", .number(JSONNumber(12_000)), "null]}"]))
         let flood = try await mock.python([.object(noisy)])
         #expect(flood.answers.first?.status == 413 && flood.answers.first?.reason == "PayloadTooLarge")
-        let record = try #require(mock.server.notifications().first { $0.bodyByteCount > 50_000 })
+        let record = try #require(try await mock.server.notifications().first { $0.bodyByteCount > 50_000 })
         #expect(record.findings.map(\.rule) == ["payload-too-large"], "\(record.findings.prefix(3))")
         #expect(record.findings.first?.message.contains("\(record.bodyByteCount) bytes") == true)
     }

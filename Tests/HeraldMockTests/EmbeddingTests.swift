@@ -124,4 +124,38 @@ struct TestHTTP2Client {
         _ = await running.result
         #expect(mock.apiPort == nil, "stopped")
     }
+
+    /// An embedder gets the checks `herald mock` makes: each setting that cannot work is named
+    /// before anything is bound or allocated.
+    @Test func aConfigurationThatCannotWorkIsRefusedWithTheSettingNamed() throws {
+        let cases: [(String, (inout MockConfiguration) -> Void)] = [
+            ("port", { $0.port = 70_000 }),
+            ("apiPort", { $0.apiPort = -1 }),
+            ("channelPort", { $0.channelPort = 65_536 }),
+            ("authentication", { $0.transport = .plaintext; $0.authentication = .certificate(trustRoots: [], acceptsAnyCertificate: true) }),
+            ("storeCapacity", { $0.storeCapacity = 0 }),
+            ("databaseKeepCount", { $0.databaseKeepCount = 0 }),
+            ("databaseMaximumAge", { $0.databaseMaximumAge = .seconds(-1) }),
+            ("idleTimeout", { $0.idleTimeout = .seconds(86_401) }),
+            ("maximumConcurrentStreams", { $0.maximumConcurrentStreams = 1 << 31 }),
+            ("languages", { $0.languages = [] }),
+        ]
+        for (setting, change) in cases {
+            var configuration = MockConfiguration()
+            configuration.transport = .plaintext
+            change(&configuration)
+            #expect(throws: MockConfiguration.Problem.self, "\(setting)") { try configuration.validate() }
+            do {
+                _ = try MockAPNsServer(configuration: configuration)
+                Issue.record("\(setting): the server was made")
+            } catch let problem as MockConfiguration.Problem {
+                #expect(problem.setting == setting, "\(problem)")
+            }
+        }
+        var fine = MockConfiguration()
+        fine.storeCapacity = 1 << 40   // grows as records come: nothing allocated up front
+        fine.transport = .plaintext
+        try fine.validate()
+        _ = try MockAPNsServer(configuration: fine)
+    }
 }

@@ -94,7 +94,7 @@ import Testing
         #expect(text.contains("Application protocol: h2"))
         var everything = NotificationQuery()
         everything.limit = 5000
-        #expect(mock.server.notifications(everything).count == 2000)
+        #expect(try await mock.server.notifications(everything).count == 2000)
     }
 
     /// 30,000 requests on eight connections at once, then the API paged with `before` as its
@@ -209,6 +209,8 @@ import Testing
             (["--config", "/nonexistent.json"], "cannot read '/nonexistent.json'"),
             (["--idle-timeout", "0"], "--idle-timeout must be a number of seconds above 0"),
             (["--idle-timeout", "1e300"], "at most 86400"),
+            (["--db", "/nonexistent/x.db", "--db-max-age", "1e300"], "at most 876000"),
+            (["--store-limit", "0"], "--store-limit must be at least 1"),
         ]
         for (arguments, message) in cases {
             let result = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, ["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))

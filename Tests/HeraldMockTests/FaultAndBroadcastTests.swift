@@ -48,7 +48,7 @@ import Testing
         // requests the first rule let through (3rd, 4th, 5th… overall: its 3rd is the 5th).
         #expect(run.answers.map(\.status) == [429, 429, 200, 200, 503, 200, 200], "\(run.answers.map(\.status))")
         #expect(run.answers[0].reason == "TooManyRequests" && run.answers[4].reason == "ServiceUnavailable")
-        let faulted = mock.server.notifications(NotificationQuery()).filter { $0.fault != nil }
+        let faulted = try await mock.server.notifications(NotificationQuery()).filter { $0.fault != nil }
         #expect(faulted.count == 3)
         #expect(mock.server.faults.count == 1, "the spent rule is gone")
     }

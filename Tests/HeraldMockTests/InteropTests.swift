@@ -46,12 +46,12 @@ import Testing
 
     /// Each token the client calls delivered was accepted by the mock exactly once; no other
     /// token was accepted.
-    static func checkAccounted(_ report: Report, _ mock: MockHarness, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+    static func checkAccounted(_ report: Report, _ mock: MockHarness, sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws {
         var query = NotificationQuery()
         query.limit = 1_000_000
         query.accepted = true
         var acceptedByMock: [String: Int] = [:]
-        for record in mock.server.notifications(query) { acceptedByMock[record.deviceToken ?? "", default: 0] += 1 }
+        for record in try await mock.server.notifications(query) { acceptedByMock[record.deviceToken ?? "", default: 0] += 1 }
         let clientAccepted = Set(report.accepted)
         #expect(clientAccepted.count == report.accepted.count, "the client reports each token once", sourceLocation: sourceLocation)
         let twice = acceptedByMock.filter { $0.value > 1 }
@@ -67,7 +67,7 @@ import Testing
         defer { Task { await mock.stop() } }
         let report = try await Self.peer("aioapns", mock, count: 500, modules: ["aioapns"], package: "aioapns")
         #expect(report.accepted.count == 500 && report.errors.isEmpty, "\(report.rejected.prefix(3)) \(report.errors.prefix(3))")
-        Self.checkAccounted(report, mock)
+        try await Self.checkAccounted(report, mock)
     }
 
     /// aioapns closes a connection as soon as it reads a GOAWAY: every answer up to the GOAWAY's
@@ -77,7 +77,7 @@ import Testing
         let mock = try await H.start(tls: true) { $0.faults = [try! FaultRule(parsing: "goaway=Shutdown,every=200")] }
         defer { Task { await mock.stop() } }
         let report = try await Self.peer("aioapns", mock, count: 2_000, modules: ["aioapns"], package: "aioapns")
-        Self.checkAccounted(report, mock)
+        try await Self.checkAccounted(report, mock)
         #expect(mock.server.connectionEvents().contains { $0.kind == .goAwaySent })
     }
 
@@ -94,7 +94,7 @@ import Testing
         } else {
             #expect(report.accepted.count == 200 && report.errors.isEmpty, "\(report.rejected.prefix(3)) \(report.errors)")
         }
-        Self.checkAccounted(report, mock)
+        try await Self.checkAccounted(report, mock)
     }
 
     /// AsyncHTTPClient resets (CANCEL) a stream whose body it does not read, after the answer: a
@@ -105,7 +105,7 @@ import Testing
         defer { Task { await mock.stop() } }
         let report = try await Self.peer("reset-answered", mock, count: 2_000, modules: ["h2", "jwt"], package: "h2 PyJWT")
         #expect(report.accepted.count == 2_000 && report.errors.isEmpty && report.goAways == 0, "\(report.errors.prefix(3)), \(report.goAways) GOAWAYs")
-        Self.checkAccounted(report, mock)
+        try await Self.checkAccounted(report, mock)
         #expect(!mock.server.connectionEvents().contains { $0.kind == .goAwaySent })
     }
 
@@ -117,7 +117,7 @@ import Testing
         let report = try await Self.peer("strict", mock, count: 2_000, modules: ["h2", "jwt"], package: "h2 PyJWT")
         #expect(report.errors.isEmpty, "\(report.errors.prefix(5))")
         #expect(report.accepted.count == 2_000 && report.goAways >= 5, "\(report.accepted.count) accepted, \(report.goAways) GOAWAYs, \(report.resent) sent again")
-        Self.checkAccounted(report, mock)
+        try await Self.checkAccounted(report, mock)
         let sent = mock.server.connectionEvents().filter { $0.kind == .goAwaySent }
         #expect(!sent.isEmpty && sent.allSatisfy { $0.code == "NO_ERROR" && $0.detail == "Shutdown" && ($0.lastStreamID ?? 0) > 0 }, "\(sent.prefix(2).map(\.jsonValue))")
     }

@@ -36,9 +36,9 @@ package struct HTTP2ClientSession<Context> {
         /// Part of a response body.
         case data(Int32, Context, ByteBuffer, endStream: Bool)
         /// The stream was reset, by the server or by this session for a stream error.
-        case reset(Int32, Context, HTTP2ErrorCode)
+        case reset(Int32, Context, H2ErrorCode)
         /// The server is going away: streams above `lastStreamID` were not processed.
-        case goAway(lastStreamID: Int32, code: HTTP2ErrorCode, debugData: ByteBuffer)
+        case goAway(lastStreamID: Int32, code: H2ErrorCode, debugData: ByteBuffer)
         /// The server answered a PING.
         case pingAcknowledged
     }
@@ -169,7 +169,7 @@ package struct HTTP2ClientSession<Context> {
     }
 
     /// Resets a stream (RST_STREAM) and forgets it; returns its context if it was open.
-    package mutating func resetStream(_ id: Int32, code: HTTP2ErrorCode) -> Context? {
+    package mutating func resetStream(_ id: Int32, code: H2ErrorCode) -> Context? {
         guard let stream = streams.removeValue(forKey: id) else { return nil }
         writeRstStream(id, code: code)
         return stream.context
@@ -192,9 +192,6 @@ package struct HTTP2ClientSession<Context> {
         return all
     }
 
-    /// The contexts of the open streams.
-    package var openContexts: [Context] { streams.values.map(\.context) }
-
     /// Queues a PING.
     package mutating func ping(_ data: UInt64) {
         writeFrameHeader(length: 8, type: FrameType.ping, flags: 0, stream: 0)
@@ -202,7 +199,7 @@ package struct HTTP2ClientSession<Context> {
     }
 
     /// Queues a GOAWAY: the client opens no more streams (it has processed none of the server's).
-    package mutating func goAway(code: HTTP2ErrorCode) {
+    package mutating func goAway(code: H2ErrorCode) {
         writeFrameHeader(length: 8, type: FrameType.goAway, flags: 0, stream: 0)
         output.writeInteger(UInt32(0))
         output.writeInteger(code.rawValue)
@@ -298,7 +295,7 @@ package struct HTTP2ClientSession<Context> {
             let lastStreamID = Int32(bitPattern: last & 0x7FFF_FFFF)
             // A later GOAWAY may lower the last-stream-id, never raise it.
             goAwayLastStreamID = min(goAwayLastStreamID ?? lastStreamID, lastStreamID)
-            return .goAway(lastStreamID: goAwayLastStreamID!, code: HTTP2ErrorCode(rawValue: code), debugData: payload)
+            return .goAway(lastStreamID: goAwayLastStreamID!, code: H2ErrorCode(rawValue: code), debugData: payload)
         case FrameType.windowUpdate: return try handleWindowUpdate(stream: stream, payload: payload)
         default:
             return nil  // RFC 9113 §4.1: unknown frame types are ignored
@@ -394,7 +391,7 @@ package struct HTTP2ClientSession<Context> {
         }
         try checkNotIdle(id, frame: "RST_STREAM")
         guard let stream = streams.removeValue(forKey: id) else { return nil }
-        return .reset(id, stream.context, HTTP2ErrorCode(rawValue: code))
+        return .reset(id, stream.context, H2ErrorCode(rawValue: code))
     }
 
     private mutating func handleSettings(flags: UInt8, stream: Int32, payload: ByteBuffer) throws(HTTP2ConnectionError) -> Event? {
@@ -495,12 +492,12 @@ package struct HTTP2ClientSession<Context> {
         if !stream.sentEnd { writeRstStream(id, code: .noError) }
     }
 
-    private mutating func streamError(_ id: Int32, _ code: HTTP2ErrorCode) -> Event? {
+    private mutating func streamError(_ id: Int32, _ code: H2ErrorCode) -> Event? {
         guard let context = resetStream(id, code: code) else { return nil }
         return .reset(id, context, code)
     }
 
-    private mutating func fail(_ code: HTTP2ErrorCode, _ message: String) -> HTTP2ConnectionError {
+    private mutating func fail(_ code: H2ErrorCode, _ message: String) -> HTTP2ConnectionError {
         failed = true
         goAway(code: code)
         return HTTP2ConnectionError(code: code, message: message)
@@ -551,7 +548,7 @@ package struct HTTP2ClientSession<Context> {
         output.writeInteger(UInt32(increment))
     }
 
-    private mutating func writeRstStream(_ id: Int32, code: HTTP2ErrorCode) {
+    private mutating func writeRstStream(_ id: Int32, code: H2ErrorCode) {
         writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: id)
         output.writeInteger(code.rawValue)
     }
@@ -575,7 +572,7 @@ package struct HTTP2ClientSession<Context> {
 
 /// A frame the protocol forbids: the connection is over (a GOAWAY with ``code`` is queued).
 package struct HTTP2ConnectionError: Error, CustomStringConvertible {
-    package var code: HTTP2ErrorCode
+    package var code: H2ErrorCode
     package var message: String
 
     package var description: String { "HTTP/2 \(code): \(message)" }

@@ -44,6 +44,9 @@ package struct HPACKRequestEncoder {
     package private(set) var maximumSize = 4_096
     private var sizeUpdatePending = false
 
+    /// An encoder for a new connection: an empty table of 4,096 bytes, HPACK's initial size.
+    package init() {}
+
     /// The server's decoder allows a table of `size` bytes (`SETTINGS_HEADER_TABLE_SIZE`).
     package mutating func peerAllows(tableSize: Int) {
         let new = min(max(tableSize, 0), Self.largestTableSize)
