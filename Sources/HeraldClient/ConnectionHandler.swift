@@ -112,6 +112,29 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
     }
 
+    /// Where the connection is in its life; it only moves down this list.
+    enum Lifecycle: Equatable {
+        /// The preface is sent (or waits for the channel to become active); the server's first
+        /// SETTINGS has not come, so no stream opens yet.
+        case opening
+        /// Streams open as the server's limit allows.
+        case open
+        /// Retired (the server's GOAWAY, idle, a token it cannot change, shutting down): takes
+        /// no new attempts and closes, after its own GOAWAY, once its streams have ended.
+        case draining(settingsReceived: Bool)
+        /// Its GOAWAY is sent and the channel closing, or the channel is closed.
+        case closed
+
+        /// Whether the server's first SETTINGS has come (the idle check and PINGs wait for it).
+        var settingsReceived: Bool {
+            switch self {
+            case .open: true
+            case .draining(let received): received
+            case .opening, .closed: false
+            }
+        }
+    }
+
     struct Settings {
         var authority: String
         var plaintext: Bool
@@ -131,10 +154,9 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     private var pending: [Int: Pending] = [:]
     private var waiting = CircularBuffer<Int>()
     private var nextAttemptID = 0
+    /// Whether the preface is sent and the timers run (once the channel is active).
     private var started = false
-    private var settingsReceived = false
-    private var goingAway = false
-    private var closed = false
+    private(set) var lifecycle = Lifecycle.opening
     private var flushScheduled = false
     private var tokenState = ConnectionTokenState()
     private var lastActivity = NIODeadline.now()
@@ -156,8 +178,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Takes an attempt (on the event loop). It is written when a stream is free.
     func submit(_ attempt: Attempt) {
-        guard context != nil, !goingAway, !closed else {
-            attempt.continuation.resume(returning: .failed(.notSent(closed ? closeReason : "the connection is going away")))
+        guard context != nil, lifecycle == .opening || lifecycle == .open else {
+            attempt.continuation.resume(returning: .failed(.notSent(lifecycle == .closed ? closeReason : "the connection is going away")))
             gauge.load.subtract(1, ordering: .relaxed)
             return
         }
@@ -178,7 +200,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Opens streams for waiting attempts while the server allows.
     private func startWaiting() {
-        guard context != nil, settingsReceived, !goingAway else { return }
+        guard context != nil, lifecycle == .open else { return }
         while session.canOpenStream, let id = waiting.popFirst() {
             guard let entry = pending[id] else { continue }  // expired while waiting
             var bearer: String?
@@ -200,7 +222,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
                 Self.writeHeaders(head, scheme: scheme, authority: authority, bearer: bearer, encoder: &encoder, into: &buffer)
             }
         }
-        if session.nextStreamID >= Int32.max - 1, !goingAway {
+        if session.nextStreamID >= Int32.max - 1, lifecycle == .open {
             retire("stream identifiers are used up")
         }
         scheduleFlush()
@@ -305,7 +327,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
         if !expired.isEmpty {
             startWaiting()
-            if goingAway { closeIfDrained() }
+            closeIfDrained()
         }
     }
 
@@ -356,7 +378,11 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         case .settings(let first):
             gauge.capacity.store(min(session.peerMaximumStreams, Int(Int32.max)), ordering: .relaxed)
             if first {
-                settingsReceived = true
+                switch lifecycle {
+                case .opening: lifecycle = .open
+                case .draining: lifecycle = .draining(settingsReceived: true)
+                case .open, .closed: break
+                }
                 lastActivity = .now()
                 ready.succeed()
             }
@@ -391,7 +417,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     private func afterStreamEnded() {
-        if goingAway { closeIfDrained() } else { startWaiting() }
+        if case .draining = lifecycle { closeIfDrained() } else { startWaiting() }
     }
 
     /// `{"reason":"Shutdown"}` in a GOAWAY's debug data.
@@ -433,7 +459,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: idle, delay: .nanoseconds(max(idle.nanoseconds / 4, 1_000_000))) { _ in
                 let handler = bound.value
                 // Idle once open (a slow handshake is the connect timeout's business).
-                if handler.settingsReceived, handler.pending.isEmpty, NIODeadline.now() - handler.lastActivity >= idle {
+                if handler.lifecycle.settingsReceived, handler.pending.isEmpty, NIODeadline.now() - handler.lastActivity >= idle {
                     handler.retire("idle for \(idle)")
                     handler.closeIfDrained()
                 }
@@ -444,7 +470,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             let eventLoop = context.eventLoop
             timers.append(context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
                 let handler = bound.value
-                guard handler.context != nil, !handler.closed, handler.settingsReceived else { return }
+                guard handler.context != nil, handler.lifecycle.settingsReceived else { return }
                 if let sent = handler.pingOutstanding {
                     if NIODeadline.now() - sent >= timeout { handler.closeAfterUnansweredPing(timeout) }
                     return
@@ -456,7 +482,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
                 if timeout < interval {
                     eventLoop.scheduleTask(in: timeout) {
                         let handler = bound.value
-                        if handler.pingOutstanding != nil, !handler.closed { handler.closeAfterUnansweredPing(timeout) }
+                        if handler.pingOutstanding != nil, handler.lifecycle != .closed { handler.closeAfterUnansweredPing(timeout) }
                     }
                 }
             })
@@ -495,7 +521,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        closed = true
+        lifecycle = .closed
         gauge.usable.store(false, ordering: .relaxed)
         gauge.open.store(false, ordering: .relaxed)
         ready.fail(AttemptFailure.connectFailed(closeReason))
@@ -513,8 +539,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Takes no new requests; those waiting for a stream go elsewhere.
     private func retire(_ why: String) {
-        if !goingAway {
-            goingAway = true
+        if lifecycle == .opening || lifecycle == .open {
+            lifecycle = .draining(settingsReceived: lifecycle.settingsReceived)
             closeReason = why
             gauge.usable.store(false, ordering: .relaxed)
         }
@@ -525,8 +551,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Closes a retired connection once its streams have ended, after telling the server.
     private func closeIfDrained() {
-        guard goingAway, session.openStreamCount == 0, !closed, let context else { return }
-        closed = true
+        guard case .draining = lifecycle, session.openStreamCount == 0, let context else { return }
+        lifecycle = .closed
         session.goAway(code: .noError)
         flushAndClose(context)
     }

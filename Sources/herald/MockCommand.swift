@@ -191,10 +191,73 @@ struct MockCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A JSON configuration file (keys above).", valueName: "FILE"))
     var config: String?
 
+    func validate() throws {
+        if keys.count != keyIDs.count || keys.count != teamIDs.count {
+            throw ValidationError("each --key needs its --key-id and --team-id, in the same order")
+        }
+    }
+
+    /// The flags as settings: what was given, nothing for what was not.
+    var flagSettings: MockSettings {
+        var settings = MockSettings()
+        settings.host = host
+        settings.port = port
+        settings.apiPort = apiPort
+        settings.channelPort = channelPort
+        settings.environment = environment
+        settings.plaintext = plaintext ? true : nil
+        settings.tlsCert = tlsCert
+        settings.tlsKey = tlsKey
+        settings.caOut = caOut
+        settings.strict = strict ? true : nil
+        settings.storeLimit = storeLimit
+        settings.db = db
+        settings.dbKeep = dbKeep
+        settings.dbMaxAge = dbMaxAge
+        settings.idleTimeout = idleTimeout
+        settings.auth = auth
+        settings.clientCA = clientCA
+        settings.acceptAnyClientCertificate = acceptAnyClientCertificate ? true : nil
+        settings.unregistered = unregistered
+        settings.faults = fault
+        settings.keys = zip(keys, zip(keyIDs, teamIDs)).map { MockSettings.KeyFile(file: $0, keyID: $1.0, teamID: $1.1) }
+        settings.bundle = bundle
+        settings.strings = strings
+        settings.languages = lang.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        settings.releaseTo = releaseTo
+        settings.releaseP8 = releaseP8
+        settings.releaseKeyID = releaseKeyID
+        settings.releaseTeamID = releaseTeamID
+        settings.releaseCert = releaseCert
+        settings.releaseCAFile = releaseCAFile
+        settings.releasePlaintext = releasePlaintext ? true : nil
+        return settings
+    }
+
+    /// A setting's flag, from its key in the config file (`dbKeep` is `--db-keep`).
+    static func flag(_ key: String) -> String {
+        switch key {
+        case "faults": return "--fault"
+        case "keys": return "--key"
+        case "clientCA": return "--client-ca"
+        case "releaseCaFile": return "--release-ca-file"
+        default:
+            return "--" + key.reduce(into: "") { name, character in
+                if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }
+            }
+        }
+    }
+
     func run() async throws {
-        var settings = try ConfigFile(path: config)
-        settings.override(with: self)
-        let configuration = try settings.makeConfiguration()
+        var settings = MockSettings()
+        let configuration: MockConfiguration
+        do {
+            if let config { settings = try MockSettings(json: InputFile(argument: config).read(), source: config) }
+            settings.merge(flagSettings)
+            configuration = try settings.configuration(naming: Self.flag)
+        } catch let error as MockSettingsError {
+            throw UsageError(message: error.message)
+        }
         let (server, logger) = try await Self.start(configuration, label: "herald.mock")
         var trustFile: String?
         if let pem = server.trustRootPEM {
@@ -213,7 +276,7 @@ struct MockCommand: AsyncParsableCommand {
             keyFiles[key.keyID] = Invocation.absolute(key.file)
         }
         server.pasteHints = MockPasteHints(herald: Invocation.herald, trustFile: trustFile, keyFiles: keyFiles)
-        try await serve([server], banner: Self.banner(server: server, trustFile: trustFile, settings: settings), logger: logger)
+        try await serve([server], banner: Self.banner(server: server, trustFile: trustFile), logger: logger)
         print("herald mock: stopped")
     }
 
@@ -241,7 +304,7 @@ struct MockCommand: AsyncParsableCommand {
     }
 
     /// What the mock listens on, what it trusts and verifies, and a request to paste.
-    static func banner(server: MockAPNsServer, trustFile: String?, settings: ConfigFile) -> String {
+    static func banner(server: MockAPNsServer, trustFile: String?) -> String {
         let configuration = server.configuration
         var lines: [String] = []
         let transport: String
@@ -301,305 +364,5 @@ struct MockCommand: AsyncParsableCommand {
         lines.append("  " + curl)
         lines.append("")
         return lines.joined(separator: "\n") + "\n"
-    }
-}
-
-/// The mock's settings from `--config` and the flags (flags win), with every problem reported
-/// against the file or flag it came from.
-struct ConfigFile {
-    var host: String?
-    var port: Int?
-    var apiPort: Int?
-    var channelPort: Int?
-    var environment: String?
-    var plaintext: Bool?
-    var tlsCert: String?
-    var tlsKey: String?
-    var caOut: String?
-    var strict: Bool?
-    var storeLimit: Int?
-    var idleTimeout: Double?
-    var db: String?
-    var dbKeep: Int?
-    var dbMaxAge: Double?
-    var auth: String?
-    var clientCA: [String] = []
-    var acceptAnyClientCertificate: Bool?
-    var unregistered: [String] = []
-    var faults: [String] = []
-    var keys: [(file: String, keyID: String, teamID: String)] = []
-    var bundle: String?
-    var strings: String?
-    var languages: [String]?
-    var releaseTo: String?
-    var releaseP8: String?
-    var releaseKeyID: String?
-    var releaseTeamID: String?
-    var releaseCert: String?
-    var releaseCAFile: String?
-    var releasePlaintext: Bool?
-    let source: String?
-
-    init(path: String?) throws {
-        source = path
-        guard let path else { return }
-        let bytes = try InputFile(argument: path).read()
-        let document: JSONDocument
-        do {
-            document = try JSONDocument(parsing: bytes)
-        } catch {
-            throw UsageError(message: "\(path):\(error.location.line):\(error.location.column): \(error.message)")
-        }
-        guard let object = document.root.value.objectValue else { throw UsageError(message: "\(path): expected a JSON object of settings") }
-        func fail(_ key: String, _ expected: String) -> UsageError { UsageError(message: "\(path): \"\(key)\" must be \(expected)") }
-        for member in object {
-            let key = member.key, value = member.value
-            func int() throws -> Int {
-                guard let number = value.numberValue, let int = Int(number.text) else { throw fail(key, "a whole number") }
-                return int
-            }
-            func string() throws -> String {
-                guard let text = value.stringValue else { throw fail(key, "a string") }
-                return text
-            }
-            func bool() throws -> Bool {
-                guard let flag = value.boolValue else { throw fail(key, "true or false") }
-                return flag
-            }
-            func strings() throws -> [String] {
-                guard let array = value.arrayValue else { throw fail(key, "an array of strings") }
-                return try array.map { element in
-                    guard let text = element.stringValue else { throw fail(key, "an array of strings") }
-                    return text
-                }
-            }
-            switch key {
-            case "host": host = try string()
-            case "port": port = try int()
-            case "apiPort": apiPort = try int()
-            case "channelPort": channelPort = try int()
-            case "environment": environment = try string()
-            case "plaintext": plaintext = try bool()
-            case "tlsCert": tlsCert = try string()
-            case "tlsKey": tlsKey = try string()
-            case "caOut": caOut = try string()
-            case "strict": strict = try bool()
-            case "storeLimit": storeLimit = try int()
-            case "db": db = try string()
-            case "dbKeep": dbKeep = try int()
-            case "dbMaxAge":
-                guard let number = value.numberValue, let hours = Double(number.text) else { throw fail(key, "a number of hours") }
-                dbMaxAge = hours
-            case "idleTimeout":
-                guard let number = value.numberValue, let seconds = Double(number.text) else { throw fail(key, "a number of seconds") }
-                idleTimeout = seconds
-            case "auth": auth = try string()
-            case "clientCA": clientCA = try strings()
-            case "acceptAnyClientCertificate": acceptAnyClientCertificate = try bool()
-            case "unregistered": unregistered = try strings()
-            case "faults": faults = try strings()
-            case "keys":
-                guard let array = value.arrayValue else { throw fail(key, "an array of {\"file\", \"keyId\", \"teamId\"}") }
-                keys = try array.map { element in
-                    guard let file = element["file"]?.stringValue, let keyID = element["keyId"]?.stringValue, let teamID = element["teamId"]?.stringValue else {
-                        throw fail(key, "an array of {\"file\", \"keyId\", \"teamId\"}")
-                    }
-                    return (file, keyID, teamID)
-                }
-            case "bundle": bundle = try string()
-            case "strings": self.strings = try string()
-            case "lang": languages = try strings()
-            case "releaseTo": releaseTo = try string()
-            case "releaseP8": releaseP8 = try string()
-            case "releaseKeyId": releaseKeyID = try string()
-            case "releaseTeamId": releaseTeamID = try string()
-            case "releaseCert": releaseCert = try string()
-            case "releaseCaFile": releaseCAFile = try string()
-            case "releasePlaintext": releasePlaintext = try bool()
-            default:
-                throw UsageError(message: "\(path): unknown setting \"\(key)\"; see herald mock --help")
-            }
-        }
-    }
-
-    mutating func override(with flags: MockCommand) {
-        host = flags.host ?? host
-        port = flags.port ?? port
-        apiPort = flags.apiPort ?? apiPort
-        channelPort = flags.channelPort ?? channelPort
-        environment = flags.environment ?? environment
-        if flags.plaintext { plaintext = true }
-        tlsCert = flags.tlsCert ?? tlsCert
-        tlsKey = flags.tlsKey ?? tlsKey
-        caOut = flags.caOut ?? caOut
-        if flags.strict { strict = true }
-        storeLimit = flags.storeLimit ?? storeLimit
-        db = flags.db ?? db
-        dbKeep = flags.dbKeep ?? dbKeep
-        dbMaxAge = flags.dbMaxAge ?? dbMaxAge
-        idleTimeout = flags.idleTimeout ?? idleTimeout
-        auth = flags.auth ?? auth
-        clientCA += flags.clientCA
-        if flags.acceptAnyClientCertificate { acceptAnyClientCertificate = true }
-        unregistered += flags.unregistered
-        faults += flags.fault
-        keys += zip(flags.keys, zip(flags.keyIDs, flags.teamIDs)).map { ($0, $1.0, $1.1) }
-        if flags.bundle != nil || flags.strings != nil {
-            bundle = flags.bundle
-            strings = flags.strings
-        }
-        languages = flags.lang.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? languages
-        releaseTo = flags.releaseTo ?? releaseTo
-        releaseP8 = flags.releaseP8 ?? releaseP8
-        releaseKeyID = flags.releaseKeyID ?? releaseKeyID
-        releaseTeamID = flags.releaseTeamID ?? releaseTeamID
-        releaseCert = flags.releaseCert ?? releaseCert
-        releaseCAFile = flags.releaseCAFile ?? releaseCAFile
-        if flags.releasePlaintext { releasePlaintext = true }
-        keyCountMismatch = flags.keys.count != flags.keyIDs.count || flags.keys.count != flags.teamIDs.count
-    }
-
-    private var keyCountMismatch = false
-
-    func makeConfiguration() throws -> MockConfiguration {
-        var configuration = MockConfiguration()
-        if keyCountMismatch {
-            throw UsageError(message: "each --key needs its --key-id and --team-id, in the same order")
-        }
-        if let host { configuration.host = host }
-        if let environment {
-            guard let value = APNsEnvironment(rawValue: environment) else {
-                throw UsageError(message: "--environment is sandbox or production, not '\(environment)'")
-            }
-            configuration.environment = value
-        }
-        for (name, value) in [("--port", port), ("--api-port", apiPort), ("--channel-port", channelPort)] {
-            if let value, !(0...65_535).contains(value) { throw UsageError(message: "\(name) must be from 0 to 65535, not \(value)") }
-        }
-        configuration.port = port ?? 2197
-        configuration.apiPort = apiPort ?? 8197
-        configuration.channelPort = channelPort ?? configuration.environment.channelManagementPort
-        if plaintext == true {
-            if tlsCert != nil || tlsKey != nil { throw UsageError(message: "--plaintext and --tls-cert/--tls-key exclude each other") }
-            configuration.transport = .plaintext
-        } else if tlsCert != nil || tlsKey != nil {
-            guard let tlsCert, let tlsKey else { throw UsageError(message: "--tls-cert and --tls-key go together") }
-            do {
-                configuration.transport = .tls(
-                    certificateChain: try NIOSSLCertificate.fromPEMFile(tlsCert),
-                    privateKey: try NIOSSLPrivateKey(file: tlsKey, format: .pem))
-            } catch {
-                throw UsageError(message: "cannot load --tls-cert '\(tlsCert)' and --tls-key '\(tlsKey)': \(error)")
-            }
-        }
-        switch auth ?? "token" {
-        case "token": break
-        case "certificate":
-            if plaintext == true { throw UsageError(message: "--auth certificate needs TLS; drop --plaintext") }
-            var roots: [NIOSSLCertificate] = []
-            for file in clientCA {
-                do { roots += try NIOSSLCertificate.fromPEMFile(file) } catch {
-                    throw UsageError(message: "cannot read --client-ca '\(file)': \(error)")
-                }
-            }
-            configuration.authentication = .certificate(trustRoots: roots, acceptsAnyCertificate: acceptAnyClientCertificate ?? false)
-        case let other:
-            throw UsageError(message: "--auth is token or certificate, not '\(other)'")
-        }
-        if strict == true { configuration.strict = true }
-        if let storeLimit {
-            guard storeLimit >= 1 else { throw UsageError(message: "--store-limit must be at least 1") }
-            configuration.storeCapacity = storeLimit
-        }
-        if let db {
-            guard !db.isEmpty else { throw UsageError(message: "--db needs a file name") }
-            configuration.databasePath = db
-        }
-        if let dbKeep {
-            guard dbKeep >= 1 else { throw UsageError(message: "--db-keep must be at least 1") }
-            guard db != nil else { throw UsageError(message: "--db-keep needs --db FILE") }
-            configuration.databaseKeepCount = dbKeep
-        }
-        if let dbMaxAge {
-            guard dbMaxAge > 0, dbMaxAge <= 876_000 else { throw UsageError(message: "--db-max-age must be a positive number of hours, at most 876000 (a hundred years)") }
-            guard db != nil else { throw UsageError(message: "--db-max-age needs --db FILE") }
-            configuration.databaseMaximumAge = .milliseconds(Int64(dbMaxAge * 3_600_000))
-        }
-        if let idleTimeout {
-            guard idleTimeout > 0, idleTimeout <= 86_400 else { throw UsageError(message: "--idle-timeout must be a number of seconds above 0, at most 86400 (a day)") }
-            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
-        }
-        for hex in unregistered {
-            do throws(DeviceTokenError) { configuration.unregisteredTokens.append(try DeviceToken(hex: hex)) } catch {
-                throw UsageError(message: "--unregistered '\(hex)': \(error)")
-            }
-        }
-        for text in faults {
-            do throws(FaultRuleError) { configuration.faults.append(try FaultRule(parsing: text)) } catch {
-                throw UsageError(message: "--fault: \(error)")
-            }
-        }
-        for key in keys {
-            do {
-                let keyID = try KeyID(key.keyID)
-                let teamID = try TeamID(key.teamID)
-                configuration.keys.append(try ProviderPublicKey(contentsOfFile: key.file, keyID: keyID, teamID: teamID))
-            } catch {
-                throw UsageError(message: "--key '\(key.file)': \(error)")
-            }
-        }
-        configuration.localization = try localization()
-        if let languages {
-            guard !languages.isEmpty else { throw UsageError(message: "--lang needs at least one language, such as en or fr-CA,fr") }
-            configuration.languages = languages
-        }
-        configuration.releaseTarget = try releaseTarget()
-        return configuration
-    }
-
-    /// The app's strings from --bundle or --strings.
-    private func localization() throws -> LocalizationBundle? {
-        if bundle != nil && strings != nil { throw UsageError(message: "--bundle and --strings exclude each other: a directory, or one table") }
-        guard let path = bundle ?? strings else { return nil }
-        let flag = bundle != nil ? "--bundle" : "--strings"
-        if strings != nil, FileSystemCheck.isDirectory(path) { throw UsageError(message: "--strings takes one table file; '\(path)' is a directory (use --bundle)") }
-        do {
-            return try LocalizationBundle.load(path: path)
-        } catch {
-            throw UsageError(message: "\(flag) '\(path)': \(error.message)")
-        }
-    }
-
-    /// Where the inbox's Release sends, from --release-to and its credentials.
-    private func releaseTarget() throws -> ReleaseTarget? {
-        let given = [releaseP8, releaseKeyID, releaseTeamID, releaseCert, releaseCAFile].contains { $0 != nil } || releasePlaintext == true
-        guard let releaseTo else {
-            if given { throw UsageError(message: "the --release-* credentials need --release-to sandbox|production|HOST:PORT") }
-            return nil
-        }
-        let server: APNsClientConfiguration.Server
-        switch releaseTo {
-        case "sandbox": server = .sandbox
-        case "production": server = .production
-        default:
-            guard let colon = releaseTo.lastIndex(of: ":"), let port = Int(releaseTo[releaseTo.index(after: colon)...]), (1...65_535).contains(port) else {
-                throw UsageError(message: "--release-to is sandbox, production or HOST:PORT (such as 127.0.0.1:2297), not '\(releaseTo)'")
-            }
-            let host = String(releaseTo[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            server = .custom(host: host, port: port)
-        }
-        let credentials: APNsClientConfiguration.Credentials
-        if let key = try CredentialOptions.signingKey(
-            p8: releaseP8, keyID: releaseKeyID, teamID: releaseTeamID, certificate: releaseCert,
-            flags: "--release-p8, --release-key-id, --release-team-id", orElse: "--release-cert FILE.p12 (certificate auth)") {
-            credentials = .token(key)
-        } else {
-            credentials = try CredentialOptions.certificateCredentials(path: releaseCert ?? "", passwordVariable: "HERALD_RELEASE_CERT_PASSWORD")
-        }
-        var client = APNsClientConfiguration(server: server, credentials: credentials)
-        client.plaintext = releasePlaintext == true
-        client.lintsBeforeSending = true
-        if let releaseCAFile { client.additionalTrustRootsPEM = [try CredentialOptions.trustedPEM(releaseCAFile, flag: "--release-ca-file")] }
-        return ReleaseTarget(client: client)
     }
 }

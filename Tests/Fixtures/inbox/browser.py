@@ -81,7 +81,9 @@ async def main():
                         return
                     await asyncio.sleep(0.1)
                 text = await js("document.getElementById('server') ? document.getElementById('server').textContent : ''")
-                raise SystemExit(f"timed out waiting for {what} (page says: {text})")
+                message = await js("document.getElementById('message') ? document.getElementById('message').textContent : ''")
+                where = await js("location.hash + ' showing ' + (document.getElementById('detail') ? document.getElementById('detail').dataset.record : 'nothing')")
+                raise SystemExit(f"timed out waiting for {what} (page says: {text}; message: {message!r}; address: {where!r})")
 
             await call("Page.enable")
             await call("Page.navigate", url=url)
@@ -154,10 +156,12 @@ async def main():
             if options.get("address"):
                 write("address.txt", await js("location.hash"))
                 oldest = await js("Math.min(...[...document.querySelectorAll('#list [data-id]')].map((e) => Number(e.dataset.id)))")
+                # A fresh load of the address (a fragment-only navigate and a reload raced: the
+                # reload could load the page's previous address).
+                await call("Page.navigate", url="about:blank")
                 await call("Page.navigate", url=url.split("#")[0] + "#/requests/%d" % oldest)
-                await call("Page.reload")
                 await wait_for("!!document.getElementById('detail') && document.getElementById('detail').dataset.record === %s" % json.dumps(str(oldest)),
-                               "the addressed request's detail", 20)
+                               "the addressed request's detail (%d)" % oldest, 20)
                 write("addressed.txt", "%d %s" % (oldest, await js("document.getElementById('detail').dataset.record")))
             if options.get("narrow"):
                 await call("Emulation.setDeviceMetricsOverride", width=400, height=900, deviceScaleFactor=1, mobile=False)
