@@ -8,7 +8,7 @@
 //   HeraldGateway                   (Hummingbird, SQLite, PostgreSQL; sends through HeraldClient)
 //   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
 //   HeraldClient                    (SwiftNIO, TLS; HTTP/2 through HeraldHTTP2)
-//   HeraldHTTP2                     (internal: the client's HTTP/2 session, NIOCore and NIOHPACK only)
+//   HeraldHTTP2, HeraldAsync        (internal: the client's HTTP/2 session; waiting primitives)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldLint, HeraldDevice
 //   HeraldLocalization
@@ -102,6 +102,12 @@ let package = Package(
             // The inbox's web sources, embedded by Scripts/embed-inbox (InboxAssets.swift).
             exclude: ["Inbox"]
         ),
+        // Waiting primitives (internal: no product) the client and the gateway share: a bound on
+        // requests in flight with deadlines, a capacity gate, a wake-up signal, a rate limiter, an
+        // async lock.
+        .target(
+            name: "HeraldAsync",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The client's HTTP/2 layer (internal: no product), a value fed bytes; HeraldHTTP2.docc says
         // why Herald has its own rather than NIOHTTP2Handler on this path.
         .target(
@@ -110,7 +116,7 @@ let package = Package(
         .target(
             name: "HeraldClient",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldHTTP2",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldHTTP2", "HeraldAsync",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -123,7 +129,7 @@ let package = Package(
         .target(
             name: "HeraldGateway",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -160,6 +166,7 @@ let package = Package(
             path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
+        .testTarget(name: "HeraldAsyncTests", dependencies: ["HeraldAsync", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLintTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldPayload", "HeraldLocalization", "HeraldTestSupport"]),

@@ -1,4 +1,5 @@
 import HeraldProtocol
+import NIOCore
 import Synchronization
 
 /// The outcome for one token of a batch.
@@ -51,7 +52,7 @@ final class BatchState: Sendable {
     private struct State {
         var nextIndex = 0
         var running = 0
-        var ready = CircularBufferLite<APNsBatchResult>()
+        var ready = CircularBuffer<APNsBatchResult>()
         var readyCount = 0
         var reader: UnsafeContinuation<APNsBatchResult?, Never>?
     }

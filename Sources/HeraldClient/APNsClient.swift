@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAsync
 import HeraldAuth
 import HeraldJSON
 import HeraldLint

@@ -1,3 +1,4 @@
+import HeraldAsync
 import HeraldClient
 import HeraldJSON
 import Logging

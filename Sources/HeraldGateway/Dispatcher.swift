@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAsync
 import HeraldClient
 import HeraldJSON
 import HeraldProtocol

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAsync
 import HeraldProtocol
 import Logging
 import NIOCore

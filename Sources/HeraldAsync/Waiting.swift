@@ -1,9 +1,9 @@
 import Synchronization
 
-// The gateway's waiting primitives: each small, each with one owner.
+// Waiting primitives for the gateway's loops: each small, each with one owner.
 
 /// A bound on deliveries held: room is taken by claims and given back by commits.
-final class CapacityGate: Sendable {
+package final class CapacityGate: Sendable {
     private struct State {
         var available: Int
         var waiters: [(need: Int, continuation: CheckedContinuation<Bool, Never>)] = []
@@ -11,13 +11,13 @@ final class CapacityGate: Sendable {
 
     private let state: Mutex<State>
 
-    init(limit: Int) { state = Mutex(State(available: limit)) }
+    package init(limit: Int) { state = Mutex(State(available: limit)) }
 
-    var available: Int { state.withLock { $0.available } }
+    package var available: Int { state.withLock { $0.available } }
 
-    func take(_ count: Int) { state.withLock { $0.available -= count } }
+    package func take(_ count: Int) { state.withLock { $0.available -= count } }
 
-    func give(_ count: Int) {
+    package func give(_ count: Int) {
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.available += count
             var ready: [CheckedContinuation<Bool, Never>] = []
@@ -32,7 +32,7 @@ final class CapacityGate: Sendable {
     }
 
     /// Waits until `count` is free; `false` when cancelled by ``cancelWaiters()``.
-    func waitForRoom(atLeast count: Int) async -> Bool {
+    package func waitForRoom(atLeast count: Int) async -> Bool {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
                 if state.available >= count { return true }
@@ -43,7 +43,7 @@ final class CapacityGate: Sendable {
         }
     }
 
-    func cancelWaiters() {
+    package func cancelWaiters() {
         let waiters = state.withLock { state in
             defer { state.waiters = [] }
             return state.waiters
@@ -53,10 +53,13 @@ final class CapacityGate: Sendable {
 }
 
 /// A wake-up call a loop waits for, with a timeout.
-final class Signal: Sendable {
+package final class Signal: Sendable {
     private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
-    func signal() {
+    /// A signal not yet given.
+    package init() {}
+
+    package func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -69,7 +72,7 @@ final class Signal: Sendable {
     }
 
     /// Returns at the signal (or at once if one came since the last wait), or after `timeout`.
-    func wait(timeout: Duration) async {
+    package func wait(timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
@@ -95,22 +98,21 @@ final class Signal: Sendable {
         // The timer's own signal, if it came second, is dropped.
         state.withLock { $0.signalled = false }
     }
-
 }
 
 /// Sends per second, for an app's `rateLimit`: a token bucket holding at most a second's worth.
-final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private let rate: Double
     private let state: Mutex<(tokens: Double, last: ContinuousClock.Instant)>
 
-    init(_ rate: Int) {
+    package init(_ rate: Int) {
         self.rate = Double(rate)
         state = Mutex((Double(rate), ContinuousClock.now))
     }
 
     /// Waits for a send's place; `false` (at once, or within a tick) when `proceeding` turns
     /// false (the gateway is stopping).
-    func acquire(while proceeding: @Sendable () -> Bool) async -> Bool {
+    package func acquire(while proceeding: @Sendable () -> Bool) async -> Bool {
         while true {
             guard proceeding() else { return false }
             let wait: Double? = state.withLock { state in

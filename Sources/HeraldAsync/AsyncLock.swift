@@ -3,7 +3,7 @@ import Synchronization
 /// Lets one body run at a time, in the order they asked: a mutex that may be held across
 /// suspension points. The SQLite store holds it around each statement and each transaction, so
 /// one task's statements never land inside another's transaction on the shared connection.
-final class AsyncLock: Sendable {
+package final class AsyncLock: Sendable {
     private struct State {
         var held = false
         var waiters: [UnsafeContinuation<Void, Never>] = []
@@ -12,7 +12,11 @@ final class AsyncLock: Sendable {
 
     private let state = Mutex(State())
 
-    func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    /// An unheld lock.
+    package init() {}
+
+    /// Runs `body` holding the lock, after those that asked before.
+    package func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await acquire()
         defer { release() }
         return try await body()
