@@ -360,7 +360,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
               let der = try? certificate.toDERBytes(),
               let info = try? APNsCertificateInfo(derEncoded: der)
         else { return }
-        state.certificate = info
+        state.authentication.certificate = info
     }
 
     // MARK: Going away

@@ -21,7 +21,7 @@ extension MockAPNsServer {
             fields.append(name: field.name, value: field.value)
         }
         var connection = ConnectionState(id: 0)
-        connection.resent = true
+        connection.authentication.trusted = true
         let request = IncomingRequest(fields: fields, body: record.body, bodyByteCount: record.bodyByteCount, listener: .apns)
         let plan = core.handle(request, connection: &connection)
         try await plan.stored?.get()

@@ -62,7 +62,7 @@ import Testing
         var sent: [Sent] = []
         func send(_ fields: [(String, String)], body: String, listener: IncomingRequest.Listener = .apns, expect: Sent) {
             var connection = ConnectionState(id: 1)
-            connection.resent = true  // skip provider tokens: the store is under test, not auth
+            connection.authentication.trusted = true  // skip provider tokens: the store is under test, not auth
             var headerFields = APNsHeaderFields()
             for (name, value) in fields { headerFields.append(name: name, value: value) }
             let bytes = Array(body.utf8)

@@ -1,0 +1,82 @@
+import Foundation
+import HeraldAuth
+import HeraldProtocol
+
+/// One connection's provider authentication as a value, with no I/O: a client certificate's
+/// facts (from the TLS handshake) or the provider token last accepted, and the rules Apple gives
+/// for both. ``MockCore`` asks it about each request; the connection owns it.
+///
+/// Token rules ("Establishing a token-based connection to APNs"): a token is verified once per
+/// connection and then only its age is checked; it may be at most an hour old; the first accepted
+/// push binds the connection to its team; a connection may change its token at most every 20
+/// minutes (429 `TooManyProviderTokenUpdates`). Certificate rules ("Establishing a
+/// certificate-based connection to APNs"): the certificate must be valid now and for the mock's
+/// environment.
+struct ProviderAuthentication: Sendable {
+    /// The reason a token rotation within this time gives `TooManyProviderTokenUpdates`.
+    static let tokenUpdateInterval: TimeInterval = 20 * 60
+
+    /// The client certificate's topics and environments, on a certificate-based connection.
+    var certificate: APNsCertificateInfo?
+    /// A push the mock sends itself (the inbox's Resend): its sender was authenticated when it
+    /// first came, and its record keeps no signature to check again.
+    var trusted = false
+    /// The provider token last accepted, its `iat`, and when it replaced the one before.
+    private(set) var token: String?
+    private(set) var tokenIssuedAt: Int64 = 0
+    private(set) var tokenChangedAt: Date?
+    /// The team bound by the first accepted push.
+    private(set) var team: String?
+
+    /// Decides whether a request with this `authorization` token (`nil` when it has none) may go
+    /// on at `now`.
+    ///
+    /// - Returns: whether a new token was accepted (the connection may then raise its stream
+    ///   limit).
+    /// - Throws: ``Rejection`` with Apple's reason.
+    mutating func authenticate(
+        _ jwt: String?, at now: Date, environment: APNsEnvironment, verifier: ProviderTokenVerifier
+    ) throws(Rejection) -> Bool {
+        if trusted { return false }
+        if let certificate {
+            if certificate.notValidAfter < now || certificate.notValidBefore > now {
+                throw Rejection(.badCertificate, "the client certificate is not valid now (valid \(certificate.notValidBefore) to \(certificate.notValidAfter))")
+            }
+            guard certificate.environments.contains(environment) else {
+                throw Rejection(
+                    .badCertificateEnvironment,
+                    "the client certificate is for \(certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")), not \(environment)")
+            }
+            return false
+        }
+        guard let jwt else {
+            throw Rejection(.missingProviderToken, "no authorization header: token-based connections send \"authorization: bearer <provider token>\"")
+        }
+        if jwt == token {
+            // Verified on this connection before: only its age can have changed.
+            let age = now.timeIntervalSince1970 - Double(tokenIssuedAt)
+            if age > verifier.options.maximumAge {
+                throw Rejection(.expiredProviderToken, "the provider token's iat is \(Int(age)) seconds old; tokens older than one hour are refused: make a new one")
+            }
+            return false
+        }
+        let verified: ProviderToken
+        switch verifier.verify(jwt, at: now) {
+        case .success(let token): verified = token
+        case .failure(let rejection): throw Rejection(rejection.reason, rejection.problem)
+        }
+        if let team, team != verified.teamID {
+            throw Rejection(.invalidProviderToken, "this connection is bound to team \(team) by its first push; tokens for team \(verified.teamID) need a new connection")
+        }
+        if token != nil, let changed = tokenChangedAt, now.timeIntervalSince(changed) < Self.tokenUpdateInterval {
+            throw Rejection(
+                .tooManyProviderTokenUpdates,
+                "the provider token changed \(Int(now.timeIntervalSince(changed))) seconds after the previous change on this connection; change it at most every 20 minutes")
+        }
+        token = jwt
+        tokenIssuedAt = verified.issuedAt
+        tokenChangedAt = now
+        team = verified.teamID
+        return true
+    }
+}
