@@ -1,5 +1,7 @@
-/// The rule reference, rendered from the catalog (`docs/lint-rules.md` is this text; a test
-/// fails when the file is stale).
+import HeraldJSON
+
+/// The rule reference, rendered from the catalog (`docs/lint-rules.md` is the Markdown text; a
+/// test fails when the file is stale).
 extension LintCatalog {
     /// The Markdown reference for every rule, with its examples.
     public static func markdownReference() -> String {
@@ -73,5 +75,55 @@ extension LintCatalog {
 
     private static func escapeTable(_ text: String) -> String {
         text.replacing("|", with: "\\|")
+    }
+}
+
+extension LintCatalog {
+    /// The catalog as a JSON array, one object per rule: `id`, `severity`, `category`,
+    /// `enabledByDefault`, `summary`, `rationale`, and `apnsReason` for a rule APNs enforces.
+    public static func jsonReference() -> String {
+        var writer = JSONWriter(output: JSONBytes(), style: .pretty)
+        writer.beginArray()
+        for rule in rules {
+            writer.beginObject()
+            writer.key("id")
+            writer.string(rule.id.rawValue)
+            writer.key("severity")
+            writer.string(rule.severity.rawValue)
+            writer.key("category")
+            writer.string(rule.category.rawValue)
+            writer.key("enabledByDefault")
+            writer.bool(rule.enabledByDefault)
+            writer.key("summary")
+            writer.string(rule.summary)
+            writer.key("rationale")
+            writer.string(rule.rationale)
+            if let reason = rule.apnsReason {
+                writer.key("apnsReason")
+                writer.string(reason.rawValue)
+            }
+            writer.endObject()
+        }
+        writer.endArray()
+        return String(decoding: writer.output.bytes, as: UTF8.self) + "\n"
+    }
+
+    /// The catalog as a table for a terminal: rules by category, each with its id, severity
+    /// (`*` for opt-in rules) and summary.
+    public static func textReference() -> String {
+        let width = rules.map(\.id.rawValue.count).max() ?? 0
+        func padded(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+        }
+        var text = ""
+        for category in LintCategory.allCases {
+            text += "\(category.title)\n"
+            for rule in rules where rule.category == category {
+                let severity = rule.severity.rawValue + (rule.enabledByDefault ? "" : "*")
+                text += "  \(padded(rule.id.rawValue, width))  \(padded(severity, 8)) \(rule.summary)\n"
+            }
+            text += "\n"
+        }
+        return text
     }
 }

@@ -245,55 +245,11 @@ struct LintOutput {
 enum RuleCatalogPrinter {
     static func render(format: LintCommand.OutputFormat) -> String {
         switch format {
-        case .markdown:
-            return LintCatalog.markdownReference()
-        case .sarif:
-            // A SARIF log with no results: tool.driver.rules holds the catalog.
-            return String(decoding: LintSARIFRenderer.begin(version: Herald.configuration.version) + LintSARIFRenderer.end(), as: UTF8.self)
-        case .json:
-            var writer = JSONWriter(output: JSONBytes(), style: .pretty)
-            writer.beginArray()
-            for rule in LintCatalog.rules {
-                writer.beginObject()
-                writer.key("id")
-                writer.string(rule.id.rawValue)
-                writer.key("severity")
-                writer.string(rule.severity.rawValue)
-                writer.key("category")
-                writer.string(rule.category.rawValue)
-                writer.key("enabledByDefault")
-                writer.bool(rule.enabledByDefault)
-                writer.key("summary")
-                writer.string(rule.summary)
-                writer.key("rationale")
-                writer.string(rule.rationale)
-                if let reason = rule.apnsReason {
-                    writer.key("apnsReason")
-                    writer.string(reason.rawValue)
-                }
-                writer.endObject()
-            }
-            writer.endArray()
-            return String(decoding: writer.output.bytes, as: UTF8.self) + "\n"
-        case .text:
-            let width = LintCatalog.rules.map(\.id.rawValue.count).max() ?? 0
-            var text = ""
-            for category in LintCategory.allCases {
-                text += "\(category.title)\n"
-                for rule in LintCatalog.rules where rule.category == category {
-                    let id = rule.id.rawValue.padding(to: width)
-                    let severity = (rule.severity.rawValue + (rule.enabledByDefault ? "" : "*")).padding(to: 8)
-                    text += "  \(id)  \(severity) \(rule.summary)\n"
-                }
-                text += "\n"
-            }
-            return text + "* opt-in: enable with --enable RULE. Details and examples: herald lint --rules --format markdown\n"
+        case .markdown: LintCatalog.markdownReference()
+        // A SARIF log with no results: tool.driver.rules holds the catalog.
+        case .sarif: String(decoding: LintSARIFRenderer.begin(version: Herald.configuration.version) + LintSARIFRenderer.end(), as: UTF8.self)
+        case .json: LintCatalog.jsonReference()
+        case .text: LintCatalog.textReference() + "* opt-in: enable with --enable RULE. Details and examples: herald lint --rules --format markdown\n"
         }
-    }
-}
-
-extension String {
-    func padding(to width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

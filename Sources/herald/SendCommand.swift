@@ -4,6 +4,7 @@ import HeraldAuth
 import HeraldClient
 import HeraldJSON
 import HeraldLint
+import HeraldPayload
 import HeraldProtocol
 
 #if canImport(Glibc)
@@ -89,8 +90,8 @@ struct SendCommand: AsyncParsableCommand {
         let isSimulatorFile = input.path?.lowercased().hasSuffix(".apns") == true
         var topic = self.topic
         if isSimulatorFile {
-            let stripped = Self.strippingSimulatorKeys(body)
-            body = stripped.body
+            let stripped = SimulatorFile.strippingSimulatorKeys(body)
+            body = stripped.payload
             topic = topic ?? stripped.bundleID
         }
         guard let topic else {
@@ -194,29 +195,6 @@ struct SendCommand: AsyncParsableCommand {
             throw UsageError(message: "\(error)")
         }
         return headers
-    }
-
-    /// The body without the simulator's own keys (byte ranges cut, the rest kept as written),
-    /// and the bundle ID it names.
-    static func strippingSimulatorKeys(_ body: [UInt8]) -> (body: [UInt8], bundleID: String?) {
-        guard let document = try? JSONDocument(parsing: body), document.root.kind == .object else { return (body, nil) }
-        let members = Array(document.root.members)
-        var bundleID: String?
-        var cuts: [Range<Int>] = []
-        for (index, member) in members.enumerated() where member.key == "Simulator Target Bundle" || member.key == "WatchKit Simulator Actions" {
-            if member.key == "Simulator Target Bundle" { bundleID = member.value.stringValue }
-            // The member and the comma after it, or (the last member) the comma before it.
-            if index + 1 < members.count {
-                cuts.append(member.keyNode.byteRange.lowerBound..<members[index + 1].keyNode.byteRange.lowerBound)
-            } else if index > 0 {
-                cuts.append(members[index - 1].value.byteRange.upperBound..<member.value.byteRange.upperBound)
-            } else {
-                cuts.append(member.keyNode.byteRange.lowerBound..<member.value.byteRange.upperBound)
-            }
-        }
-        var result = body
-        for cut in cuts.sorted(by: { $0.lowerBound > $1.lowerBound }) { result.removeSubrange(cut) }
-        return (result, bundleID)
     }
 }
 
