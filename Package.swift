@@ -10,7 +10,8 @@
 //   HeraldClient                    (SwiftNIO, TLS; HTTP/2 through HeraldHTTP2)
 //   HeraldHTTP2, HeraldAsync        (internal: the client's HTTP/2 session; waiting primitives)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
-//   HeraldLint, HeraldDevice
+//   HeraldDevice                    (previews; says lint rules' findings as HeraldLint does)
+//   HeraldLint
 //   HeraldLocalization
 //   HeraldPayload, HeraldProtocol  (independent of each other)
 //   HeraldJSON
@@ -70,7 +71,7 @@ let package = Package(
         .target(name: "HeraldPayload", dependencies: ["HeraldJSON"]),
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
-        .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization"]),
+        .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization", "HeraldLint"]),
         .target(
             name: "HeraldAuth",
             dependencies: [

@@ -182,7 +182,7 @@ public struct NotificationHTMLRenderer: Sendable {
         ul { padding-left: 0; list-style: none; }
         li { padding: 6px 0; border-top: 1px solid #e5e5ea; overflow-wrap: anywhere; }
         li strong { display: inline-block; width: 70px; }
-        li.error strong { color: #d70015; } li.warning strong { color: #b25000; } li.note strong { color: #0071a4; }
+        li.error strong { color: #d70015; } li.warning strong { color: #b25000; } li.info strong { color: #0071a4; }
 
         """
 }

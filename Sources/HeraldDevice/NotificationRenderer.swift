@@ -1,4 +1,5 @@
 import HeraldJSON
+import HeraldLint
 import HeraldLocalization
 import HeraldPayload
 import HeraldProtocol
@@ -75,7 +76,7 @@ public struct NotificationRenderer: Sendable {
                 diagnostics += looked.diagnostics.map { $0.prefixed("action-loc-key \"\(key)\"") }
             case .null?:
                 hidesActionButton = true
-                diagnostics.append(LocalizationDiagnostic(.note, "action-loc-key is null: the alert has only an OK button, no action button (Apple's \(AppleDocument.legacyProgrammingGuide))"))
+                diagnostics.append(LocalizationDiagnostic(.info, "action-loc-key is null: the alert has only an OK button, no action button (Apple's \(AppleDocument.legacyProgrammingGuide))"))
             case nil:
                 break
             }
@@ -94,8 +95,7 @@ public struct NotificationRenderer: Sendable {
             presentation = .liveActivity
         } else if meantSilent && noticeable {
             presentation = .shownDespiteSilent
-            diagnostics.append(LocalizationDiagnostic(
-                .warning, "meant to be silent (\(headers.pushType == .background ? "push type background" : "content-available: 1")) but carries \([visible ? "an alert" : nil, sound != nil ? "a sound" : nil, badge != nil ? "a badge" : nil].compactMap { $0 }.joined(separator: ", ")): it may be throttled, not delivered to the app, and shown to the user instead (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\")"))
+            diagnostics.append(Self.finding(headers.pushType == .background ? .backgroundWithVisibleContent : .silentWithVisibleContent))
         } else if visible {
             presentation = .alert
         } else if sound != nil || badge != nil {
@@ -105,13 +105,13 @@ public struct NotificationRenderer: Sendable {
         } else {
             presentation = .none
             if headers.pushType == .background {
-                diagnostics.append(LocalizationDiagnostic(.warning, "push type background without content-available: 1 does not wake the app"))
+                diagnostics.append(Self.finding(.backgroundWithoutContentAvailable))
             } else if aps.alert != nil {
                 diagnostics.append(LocalizationDiagnostic(.warning, "the alert has no text to show (no title, subtitle or body)"))
             }
         }
         if aps.mutableContent == 1 {
-            diagnostics.append(LocalizationDiagnostic(.note, "mutable-content: 1: the app's Notification Service Extension runs first and may change this content"))
+            diagnostics.append(LocalizationDiagnostic(.info, "mutable-content: 1: the app's Notification Service Extension runs first and may change this content"))
         }
 
         var interruptionLevel: String?
@@ -120,7 +120,7 @@ public struct NotificationRenderer: Sendable {
             if !level.isKnown {
                 diagnostics.append(LocalizationDiagnostic(.warning, "interruption-level \"\(level.rawValue)\" is not passive, active, time-sensitive or critical; the device uses active"))
             } else if level == .critical || sound.map(\.critical) == true {
-                diagnostics.append(LocalizationDiagnostic(.note, "critical alerts need Apple's critical-alert entitlement; without it the device treats this as an ordinary alert"))
+                diagnostics.append(LocalizationDiagnostic(.info, "critical alerts need Apple's critical-alert entitlement; without it the device treats this as an ordinary alert"))
             }
         }
 
@@ -153,7 +153,7 @@ public struct NotificationRenderer: Sendable {
     ) -> String? {
         if let locKey {
             if plain != nil {
-                diagnostics.append(LocalizationDiagnostic(.note, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (APNs's precedence is unverified, Apple's “Generating a remote notification”)"))
+                diagnostics.append(LocalizationDiagnostic(.info, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (APNs's precedence is unverified, Apple's “Generating a remote notification”)"))
             }
             let looked = localizer.localizedString(forKey: locKey, arguments: locArgs)
             diagnostics += looked.diagnostics.map { $0.prefixed("\(field) (\(locKeyName) \"\(locKey)\")") }
@@ -191,7 +191,7 @@ public struct NotificationRenderer: Sendable {
             }
         }
         guard !name.isEmpty else {
-            diagnostics.append(LocalizationDiagnostic(.note, "sound is an empty string: no sound plays"))
+            diagnostics.append(LocalizationDiagnostic(.info, "sound is an empty string: no sound plays"))
             return nil
         }
         var playsDefault = name == Sound.defaultName
@@ -203,7 +203,7 @@ public struct NotificationRenderer: Sendable {
             case true?:
                 break
             case nil:
-                diagnostics.append(LocalizationDiagnostic(.note, "sound \"\(name)\": without an app bundle Herald cannot check that the file exists (if it does not, the default sound plays)"))
+                diagnostics.append(LocalizationDiagnostic(.info, "sound \"\(name)\": without an app bundle Herald cannot check that the file exists (if it does not, the default sound plays)"))
             }
             let lowered = name.lowercased()
             if !playsDefault, ![".aiff", ".aif", ".caf", ".wav"].contains(where: { lowered.hasSuffix($0) }) {
@@ -227,5 +227,15 @@ extension LocalizationDiagnostic {
         var copy = self
         copy.message = "\(context): \(message)"
         return copy
+    }
+}
+
+extension NotificationRenderer {
+    /// What the rendering shows of a lint rule's concern, said as the rule says it (its
+    /// severity, summary and id), so that a preview and `herald lint` agree and a preview with
+    /// lint findings says it once.
+    static func finding(_ id: RuleID) -> LocalizationDiagnostic {
+        let rule = LintCatalog.rule(id)
+        return LocalizationDiagnostic(rule.severity, rule.summary, rule: id.rawValue)
     }
 }

@@ -171,7 +171,7 @@ public struct NotificationTextRenderer: Sendable {
         let code = switch diagnostic.severity {
         case .error: "31"
         case .warning: "33"
-        case .note: "36"
+        case .info: "36"
         }
         let text = diagnostic.description
         let marker = diagnostic.severity.rawValue + ":"

@@ -9,7 +9,7 @@ extension RenderedNotification {
     /// `categoryIdentifier`, `targetContentIdentifier`, `interruptionLevel`, `relevanceScore`,
     /// `filterCriteria`, then `appName`, `hidesActionButton`, `summaryArgument`,
     /// `summaryArgumentCount`, `serviceExtensionWillRun`, `wakesApp`, `activity`, `userInfo`
-    /// and `diagnostics` (`{severity, message, file, line, column}`). Absent values are `null`.
+    /// and `diagnostics` (`{severity, message, rule, file, line, column}`). Absent values are `null`.
     public var jsonValue: JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
@@ -58,10 +58,11 @@ extension RenderedNotification {
 }
 
 extension LocalizationDiagnostic {
-    /// `{"severity", "message", "file", "line", "column"}`, with `null` for what is unknown.
+    /// `{"severity", "message", "rule", "file", "line", "column"}`, with `null` for what is
+    /// unknown (`rule` names the lint rule a diagnostic is a finding of).
     public var jsonValue: JSONValue {
         [
-            "severity": .string(severity.rawValue), "message": .string(message), "file": path.json,
+            "severity": .string(severity.rawValue), "message": .string(message), "rule": rule.json, "file": path.json,
             "line": location.map { .number(JSONNumber($0.line)) } ?? .null,
             "column": location.map { .number(JSONNumber($0.column)) } ?? .null,
         ]

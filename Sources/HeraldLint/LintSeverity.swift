@@ -1,22 +1,8 @@
-/// How much a finding matters.
-public enum LintSeverity: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
-    /// Style, legacy usage, or a note worth knowing.
-    case info
-    /// Accepted, but misbehaves: throttled, ignored, or shown wrongly.
-    case warning
-    /// APNs would reject the request, or the device cannot use the payload.
-    case error
+import HeraldJSON
 
-    private var rank: Int {
-        switch self {
-        case .info: 0
-        case .warning: 1
-        case .error: 2
-        }
-    }
-
-    public static func < (lhs: LintSeverity, rhs: LintSeverity) -> Bool { lhs.rank < rhs.rank }
-}
+/// How much a finding matters: Herald's one ``DiagnosticSeverity`` scale (`info`, `warning`,
+/// `error`), which localization and previews use too.
+public typealias LintSeverity = DiagnosticSeverity
 
 /// The groups rules come in, for the catalog and its documentation.
 public enum LintCategory: String, Sendable, Hashable, CaseIterable {

@@ -180,7 +180,7 @@ extension LocalizationBundle {
             // holds English (its plural rules: 1 is "one").
             bundle.developmentRegion = "en"
             diagnostics.append(LocalizationDiagnostic(
-                .note, "no development region is given (CFBundleDevelopmentRegion in Info.plist, or a catalog's sourceLanguage): Base.lproj is taken as English, Xcode's default"))
+                .info, "no development region is given (CFBundleDevelopmentRegion in Info.plist, or a catalog's sourceLanguage): Base.lproj is taken as English, Xcode's default"))
         }
         var localizations = Array(bundle.tables.keys)
         if case .array(let declared)? = bundle.info?["CFBundleLocalizations"] {

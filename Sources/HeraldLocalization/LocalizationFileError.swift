@@ -27,33 +27,26 @@ public struct LocalizationFileError: Error, Sendable, Hashable, CustomStringConv
 /// Something worth telling about a localization: a table that failed to parse, a missing
 /// argument, a key that is not in the table.
 public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertible {
-    /// How much it matters.
-    public enum Severity: String, Sendable, Hashable, Comparable {
-        /// Context, such as which table was used.
-        case note
-        /// The device shows something the author probably did not intend.
-        case warning
-        /// The device shows broken text, or the table is unusable.
-        case error
-
-        private var rank: Int { self == .note ? 0 : self == .warning ? 1 : 2 }
-        /// Less serious first: note, warning, error.
-        public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
-    }
+    /// How much it matters: Herald's one ``DiagnosticSeverity`` scale, as lint findings have.
+    public typealias Severity = DiagnosticSeverity
 
     /// How much it matters.
     public var severity: Severity
     /// What happened.
     public var message: String
+    /// The lint rule this diagnostic is a finding of (`background-without-content-available`),
+    /// when it is one: a preview reports some rules' effects itself.
+    public var rule: String?
     /// The file concerned, if any.
     public var path: String?
     /// Where in that file, if known.
     public var location: SourceLocation?
 
     /// Creates a diagnostic.
-    public init(_ severity: Severity, _ message: String, path: String? = nil, location: SourceLocation? = nil) {
+    public init(_ severity: Severity, _ message: String, rule: String? = nil, path: String? = nil, location: SourceLocation? = nil) {
         self.severity = severity
         self.message = message
+        self.rule = rule
         self.path = path
         self.location = location
     }
@@ -63,7 +56,7 @@ public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertibl
         self.init(severity, error.message, path: error.path, location: error.location)
     }
 
-    /// `FILE:LINE:COLUMN: severity: message`, with as much of the position as is known.
+    /// `FILE:LINE:COLUMN: severity: message [rule]`, with as much of the position as is known.
     public var description: String {
         var prefix = ""
         if let path {
@@ -71,6 +64,6 @@ public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertibl
             if let location { prefix += ":\(location.line):\(location.column)" }
             prefix += ": "
         }
-        return "\(prefix)\(severity.rawValue): \(message)"
+        return "\(prefix)\(severity.rawValue): \(message)" + (rule.map { " [\($0)]" } ?? "")
     }
 }

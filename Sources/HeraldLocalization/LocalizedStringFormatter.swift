@@ -142,7 +142,7 @@ public struct LocalizedStringFormatter: Sendable {
         }
         if scanned.mixesPositionalAndSequential {
             diagnostics.append(LocalizationDiagnostic(
-                .note, "the format mixes %@ and %n$@; a sequential %@ takes the next argument after the previous sequential one"))
+                .info, "the format mixes %@ and %n$@; a sequential %@ takes the next argument after the previous sequential one"))
         }
         return Result(text: text, diagnostics: diagnostics)
     }

@@ -89,7 +89,7 @@ public struct Localizer: Sendable {
                         value = fallbackValue
                         valueLanguage = fallback
                         source = fallbackTable.sourceDescription
-                        diagnostics.append(LocalizationDiagnostic(.note, "\"\(key)\" is not in the \(localization) table; per-key fallback found it in \(fallback) (CoreFoundation would show the key)"))
+                        diagnostics.append(LocalizationDiagnostic(.info, "\"\(key)\" is not in the \(localization) table; per-key fallback found it in \(fallback) (CoreFoundation would show the key)"))
                         break
                     }
                 }
@@ -114,7 +114,7 @@ public struct Localizer: Sendable {
             let searched = searchOrder.isEmpty ? bundle.localizations.joined(separator: ", ") : searchOrder.joined(separator: ", ")
             diagnostics.append(LocalizationDiagnostic(.warning, "no Localizable table in the localizations searched (\(searched.isEmpty ? "none" : searched)); the device shows the key \"\(key)\" itself"))
         } else {
-            diagnostics.append(LocalizationDiagnostic(.note, "no bundle given, so \"\(key)\" is shown as the key itself (pass --bundle or --strings to look it up)"))
+            diagnostics.append(LocalizationDiagnostic(.info, "no bundle given, so \"\(key)\" is shown as the key itself (pass --bundle or --strings to look it up)"))
         }
         let formatter = LocalizedStringFormatter(options: .init(marksProblems: options.marksProblems))
         let formatted = formatter.format(format, arguments: arguments, selectorArguments: selectors)

@@ -144,13 +144,10 @@ struct PreviewCommand: ParsableCommand {
         }
         if lint {
             let report = Linter().lint(bytes, context: LintContext(pushType: pushType))
-            notification.diagnostics += report.diagnostics.map { finding in
-                let severity: LocalizationDiagnostic.Severity = switch finding.severity {
-                case .error: .error
-                case .warning: .warning
-                case .info: .note
-                }
-                return LocalizationDiagnostic(severity, "\(finding.message) [\(finding.rule.rawValue)]", path: input.displayName, location: finding.location)
+            // A rule whose effect the preview already reported is said once.
+            let reported = Set(notification.diagnostics.compactMap(\.rule))
+            notification.diagnostics += report.diagnostics.filter { !reported.contains($0.rule.rawValue) }.map { finding in
+                LocalizationDiagnostic(finding.severity, finding.message, rule: finding.rule.rawValue, path: input.displayName, location: finding.location)
             }
         }
         if notification.diagnostics.contains(where: { $0.severity == .error }) { failed = true }
@@ -212,7 +209,7 @@ struct PreviewCommand: ParsableCommand {
         let colored = switch diagnostic.severity {
         case .error: styler.red(marker)
         case .warning: styler.yellow(marker)
-        case .note: styler.cyan(marker)
+        case .info: styler.cyan(marker)
         }
         guard let range = text.firstRange(of: marker) else { return text }
         var result = text

@@ -165,7 +165,7 @@ import Testing
         #expect(Localizer(bundle: bundle, preferredLanguages: ["ja", "en"]).localizedString(forKey: "PLAY", arguments: nil).text == "PLAY")
         let fallback = Localizer(bundle: bundle, preferredLanguages: ["ja", "en"], options: .init(perKeyFallback: true)).localizedString(forKey: "PLAY", arguments: nil)
         #expect(fallback.text == "Play")
-        #expect(fallback.diagnostics.contains { $0.severity == .note })
+        #expect(fallback.diagnostics.contains { $0.severity == .info })
     }
 
     @Test func baseLprojServesTheDevelopmentRegion() throws {

@@ -80,7 +80,7 @@ import Testing
     @Test func mixedPositionalAndSequentialIsNoted() {
         let result = formatter.format("%2$@ then %@", arguments: ["a", "b"])
         #expect(result.text == "b then a")
-        #expect(result.diagnostics.contains { $0.severity == .note && $0.message.contains("mixes") })
+        #expect(result.diagnostics.contains { $0.severity == .info && $0.message.contains("mixes") })
     }
 
     @Test func hugeWidthPrintsTheArgument() {
