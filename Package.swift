@@ -190,10 +190,16 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             path: "Tests/HeraldMockTestSupport"),
+        // A mock with clients that trust it, for the client's, the mock's and the commands' tests.
+        .target(
+            name: "HeraldHarness",
+            dependencies: ["HeraldClient", "HeraldMock", "HeraldAuth", "HeraldPayload", "HeraldProtocol"],
+            path: "Tests/HeraldHarness"),
         .testTarget(
             name: "HeraldMockTests",
             dependencies: [
                 "herald", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldTestSupport", "HeraldMockTestSupport",
+                "HeraldHarness", "HeraldClient", "HeraldLocalization",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -204,7 +210,7 @@ let package = Package(
             name: "HeraldClientTests",
             dependencies: [
                 "herald", "HeraldClient", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport",
-                "HeraldClientTestSupport", "HeraldHTTP2", "HeraldLocalization",
+                "HeraldClientTestSupport", "HeraldHTTP2", "HeraldLocalization", "HeraldHarness",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -221,7 +227,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldProtocol", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldCLITests",
+            dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldProtocol", "HeraldAuth", "HeraldMock", "HeraldHarness", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldGatewayTests",
             dependencies: [

@@ -3,6 +3,7 @@ import Foundation
 import HeraldMock
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Logging
 import Synchronization
 import Testing

@@ -4,6 +4,7 @@ import HeraldAuth
 import HeraldMock
 import HeraldPayload
 import HeraldProtocol
+import HeraldHarness
 import Synchronization
 import Testing
 

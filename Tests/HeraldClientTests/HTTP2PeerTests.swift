@@ -5,6 +5,7 @@ import HeraldJSON
 import HeraldPayload
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Testing
 
 /// The client's HTTP/2 against servers that are not Herald's: Python's h2 (which checks every

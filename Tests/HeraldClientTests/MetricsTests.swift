@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldClient
 import HeraldMock
 import HeraldProtocol
+import HeraldHarness
 import MetricsTestKit
 import Testing
 

@@ -6,6 +6,7 @@ import HeraldLint
 import HeraldMock
 import HeraldPayload
 import HeraldProtocol
+import HeraldHarness
 import Testing
 
 /// Sending to the mock over TLS: the answers, the request model on the wire, limits, lint.

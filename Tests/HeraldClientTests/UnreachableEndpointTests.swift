@@ -4,6 +4,7 @@ import HeraldAuth
 import HeraldMock
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Logging
 import MetricsTestKit
 import NIOCore

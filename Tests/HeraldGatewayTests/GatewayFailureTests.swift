@@ -281,7 +281,7 @@ import Testing
         for flag in ["--port", "--api-port", "--channel-port"] {
             var arguments = ["mock", "--plaintext", "--port", "0", "--api-port", "0", "--channel-port", "0"]
             arguments[arguments.firstIndex(of: flag)! + 1] = String(port)
-            let mock = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, arguments, timeout: .seconds(60))
+            let mock = try await HeraldProcess.runInBackground(arguments, timeout: .seconds(60))
             #expect(mock.status == 2 && mock.stderr.contains("\(flag) \(port)") && mock.stderr.contains("in use"), "\(flag): \(mock.stderr)")
         }
     }

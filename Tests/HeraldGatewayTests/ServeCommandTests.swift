@@ -9,10 +9,8 @@ import Testing
 /// administrator key made and shown once at the first start and kept across restarts, and a
 /// SIGTERM that stops it with status 0.
 @Suite struct ServeCommandTests {
-    static func herald(_ arguments: [String], environment: [String: String] = [:]) async throws -> ExternalTools.Output {
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        return try await ExternalTools.executeInBackground(Fixtures.heraldBinary, arguments, environment: env, timeout: .seconds(60))
+    static func herald(_ arguments: [String], environment: [String: String] = [:]) async throws -> HeraldProcess.Result {
+        try await HeraldProcess.runInBackground(arguments, environment: environment, timeout: .seconds(60))
     }
 
     static func status(_ port: Int, _ path: String, key: String?) async throws -> Int {

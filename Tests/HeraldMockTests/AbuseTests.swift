@@ -13,7 +13,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let key = ProviderSigningKey.generate(keyID: try KeyID("ABC123DEFG"), teamID: try TeamID("DEF123GHIJ"))
         try directory.write("key.p8", key.pkcs8PEM)
-        let program = try RunningProgram(Fixtures.heraldBinary, [
+        let program = try HeraldProcess.start([
             "mock", "--plaintext", "--port", "0", "--api-port", "0", "--channel-port", "0",
             "--key", directory.path("key.p8"), "--key-id", "ABC123DEFG", "--team-id", "DEF123GHIJ",
         ])

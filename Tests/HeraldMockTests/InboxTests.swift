@@ -8,6 +8,7 @@ import HeraldMock
 import HeraldPayload
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Testing
 
 /// The web inbox in a real browser: headless Chromium driven over the DevTools protocol

@@ -3,6 +3,7 @@ import HeraldAuth
 import HeraldMock
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Testing
 
 /// `herald send`, `herald token` and `herald bench send` as processes, against an in-process
@@ -27,7 +28,7 @@ import Testing
         }
 
         func herald(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
-            let run = try await ExternalTools.executeInBackground(Fixtures.heraldBinary, arguments, environment: environment, timeout: .seconds(120))
+            let run = try await HeraldProcess.runInBackground(arguments, environment: environment ?? [:], timeout: .seconds(120))
             return (run.status, String(decoding: run.stdout, as: UTF8.self), run.stderr)
         }
     }

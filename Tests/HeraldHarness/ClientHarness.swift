@@ -1,6 +1,6 @@
 import Foundation
 import HeraldAuth
-@testable import HeraldClient
+import HeraldClient
 import HeraldMock
 import HeraldPayload
 import HeraldProtocol
@@ -8,23 +8,30 @@ import Synchronization
 import Testing
 
 /// A clock two parties share: the mock and the client read the same time, which a test moves.
-final class SharedClock: Sendable {
+package final class SharedClock: Sendable {
     private let offset = Mutex<TimeInterval>(0)
-    func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
-    var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+    package init() {}
+    package func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+    package var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
 }
 
 /// A mock APNs server over TLS (a generated CA, a registered key) started for one test, and
-/// clients configured to trust it.
-struct ClientHarness {
-    static let keyID = try! KeyID("ABC123DEFG")
-    static let teamID = try! TeamID("DEF123GHIJ")
-    static let topic = "com.example.app"
+/// clients configured to trust it: for the tests of the client, the mock, the commands and the
+/// gateway alike.
+package struct ClientHarness {
+    package static let keyID = try! KeyID("ABC123DEFG")
+    package static let teamID = try! TeamID("DEF123GHIJ")
+    package static let topic = "com.example.app"
 
-    let mock: MockAPNsServer
-    let key: ProviderSigningKey
+    package let mock: MockAPNsServer
+    package let key: ProviderSigningKey
 
-    static func start(_ configure: (inout MockConfiguration) -> Void = { _ in }) async throws -> ClientHarness {
+    package init(mock: MockAPNsServer, key: ProviderSigningKey) {
+        self.mock = mock
+        self.key = key
+    }
+
+    package static func start(_ configure: (inout MockConfiguration) -> Void = { _ in }) async throws -> ClientHarness {
         let key = ProviderSigningKey.generate(keyID: keyID, teamID: teamID)
         var configuration = MockConfiguration()
         configuration.port = 0
@@ -40,7 +47,7 @@ struct ClientHarness {
     }
 
     /// A client for the mock: TLS trusting only the mock's CA, token auth with the registered key.
-    func configuration(_ configure: (inout APNsClientConfiguration) -> Void = { _ in }) -> APNsClientConfiguration {
+    package func configuration(_ configure: (inout APNsClientConfiguration) -> Void = { _ in }) -> APNsClientConfiguration {
         var configuration = APNsClientConfiguration(
             server: .custom(host: "127.0.0.1", port: mock.port, environment: mock.configuration.environment), credentials: .token(key))
         configuration.additionalTrustRootsPEM = mock.trustRootPEM.map { [$0] } ?? []
@@ -52,14 +59,14 @@ struct ClientHarness {
         return configuration
     }
 
-    func client(_ configure: (inout APNsClientConfiguration) -> Void = { _ in }) throws -> APNsClient {
+    package func client(_ configure: (inout APNsClientConfiguration) -> Void = { _ in }) throws -> APNsClient {
         try APNsClient(configuration: configuration(configure))
     }
 
-    func stop() async { await mock.stop() }
+    package func stop() async { await mock.stop() }
 
     /// `count` distinct device tokens.
-    static func tokens(_ count: Int, salt: UInt8 = 0) -> [DeviceToken] {
+    package static func tokens(_ count: Int, salt: UInt8 = 0) -> [DeviceToken] {
         (0..<count).map { index in
             var bytes = [UInt8](repeating: salt, count: 32)
             withUnsafeBytes(of: UInt32(index).bigEndian) { bytes.replaceSubrange(28..<32, with: $0) }
@@ -68,14 +75,14 @@ struct ClientHarness {
         }
     }
 
-    static let alert = Payload.alert(title: "Hello", body: "From the client tests")
+    package static let alert = Payload.alert(title: "Hello", body: "From the client tests")
 
-    static func request(to token: DeviceToken, payload: Payload = alert) -> APNsRequest {
+    package static func request(to token: DeviceToken, payload: Payload = alert) -> APNsRequest {
         try! APNsRequest(payload: payload, to: token, topic: topic)
     }
 
     /// Sends to every token at once (as many tasks), and returns each token's outcome.
-    static func sendAll(_ client: APNsClient, to tokens: [DeviceToken]) async -> [(DeviceToken, Result<APNsResponse, APNsClientError>)] {
+    package static func sendAll(_ client: APNsClient, to tokens: [DeviceToken]) async -> [(DeviceToken, Result<APNsResponse, APNsClientError>)] {
         await withTaskGroup(of: (DeviceToken, Result<APNsResponse, APNsClientError>).self) { group in
             for token in tokens {
                 group.addTask { (token, await client.outcome(of: request(to: token))) }
@@ -91,7 +98,7 @@ struct ClientHarness {
     /// nothing the client does not know of (an apns-id seen twice is a resend, counted).
     /// Returns the number of duplicate deliveries.
     @discardableResult
-    func checkAgreement(_ outcomes: [(DeviceToken, Result<APNsResponse, APNsClientError>)], expectedCount: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
+    package func checkAgreement(_ outcomes: [(DeviceToken, Result<APNsResponse, APNsClientError>)], expectedCount: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
         #expect(outcomes.count == expectedCount, "one outcome per request", sourceLocation: sourceLocation)
         #expect(Set(outcomes.map(\.0)).count == expectedCount, "no token has two outcomes", sourceLocation: sourceLocation)
         var query = NotificationQuery()
@@ -115,7 +122,7 @@ struct ClientHarness {
 }
 
 extension Result {
-    var failure: Failure? {
+    package var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
     }

@@ -10,6 +10,7 @@ import FoundationNetworking
 @testable import HeraldMock
 import HeraldProtocol
 import HeraldTestSupport
+import HeraldHarness
 import Testing
 
 /// `herald mock --db FILE`: what was captured survives a restart and a kill, the API's filters
@@ -129,7 +130,7 @@ import Testing
         let signing = ProviderSigningKey.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)
         try signing.pkcs8PEM.write(toFile: key, atomically: true, encoding: .utf8)
         func start() async throws -> (RunningProgram, port: Int, apiPort: Int, ca: String) {
-            let mock = try RunningProgram(Fixtures.heraldBinary, [
+            let mock = try HeraldProcess.start([
                 "mock", "--port", "0", "--api-port", "0", "--channel-port", "0", "--ca-out", directory.path("ca.pem"),
                 "--key", key, "--key-id", "\(ClientHarness.keyID)", "--team-id", "\(ClientHarness.teamID)", "--db", directory.path("mock.db"),
             ])
