@@ -1,6 +1,6 @@
 import HeraldJSON
 
-/// How much a finding matters: Herald's one ``DiagnosticSeverity`` scale (`info`, `warning`,
+/// How much a finding matters: Herald's one `DiagnosticSeverity` scale (`info`, `warning`,
 /// `error`), which localization and previews use too.
 public typealias LintSeverity = DiagnosticSeverity
 

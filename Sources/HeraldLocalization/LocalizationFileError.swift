@@ -27,7 +27,7 @@ public struct LocalizationFileError: Error, Sendable, Hashable, CustomStringConv
 /// Something worth telling about a localization: a table that failed to parse, a missing
 /// argument, a key that is not in the table.
 public struct LocalizationDiagnostic: Sendable, Hashable, CustomStringConvertible {
-    /// How much it matters: Herald's one ``DiagnosticSeverity`` scale, as lint findings have.
+    /// How much it matters: Herald's one `DiagnosticSeverity` scale, as lint findings have.
     public typealias Severity = DiagnosticSeverity
 
     /// How much it matters.

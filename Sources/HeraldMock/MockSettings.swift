@@ -106,7 +106,9 @@ public struct MockSettings: Sendable {
 
     /// The settings in a JSON object, such as a `--config` file's contents.
     ///
-    /// - Parameter source: the file's name, which every message starts with.
+    /// - Parameters:
+    ///   - bytes: the JSON text.
+    ///   - source: the file's name, which every message starts with.
     /// - Throws: ``MockSettingsError`` for text that is not JSON (with its line and column), a
     ///   value of the wrong kind, or an unknown key.
     public init(json bytes: [UInt8], source: String) throws(MockSettingsError) {
@@ -225,7 +227,7 @@ public struct MockSettings: Sendable {
     /// - Parameters:
     ///   - environment: where `HERALD_RELEASE_CERT_PASSWORD` (the `releaseCert` password) is
     ///     read.
-    ///   - naming: how messages name a setting, from its JSON key (`herald mock` gives its flag,
+    ///   - name: how messages name a setting, from its JSON key (`herald mock` gives its flag,
     ///     `--db-keep` for `dbKeep`); by default the key.
     /// - Throws: ``MockSettingsError`` naming the setting and what it must be.
     public func configuration(
