@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 import HeraldLint
 
 #if canImport(Glibc)
@@ -12,9 +10,9 @@ private let systemRead = Darwin.read
 
 /// `herald lint --jsonl`: one payload per line, millions of lines, all cores.
 ///
-/// The input is read in blocks that end at a line break; each block's lines are split into
-/// batches that lint and render on `jobs` threads, and the batches' output is written in input
-/// order, so the result is the same as a single-threaded run.
+/// The input is read in blocks that end at a line break, the next block while the current one
+/// is linted; each block's lines lint and render on `jobs` threads (`Linter.lintLines`), and the
+/// output is written in input order, so the result is the same as a single-threaded run.
 struct JSONLLinter {
     let linter: Linter
     let context: LintContext
@@ -28,89 +26,18 @@ struct JSONLLinter {
         let prefetch = Prefetch(reader: try BlockReader(input))
         prefetch.fetch()
         var firstLineNumber = 1
-        while let (block, lines) = try prefetch.take() {
-            let batches = Self.batches(count: lines.count, jobs: jobs)
-            let slots = ResultSlots(count: batches.count)
-            let counter = BatchCounter()
+        while let block = try prefetch.take() {
             let format = output.format
             let colors = output.colors
             let baseLine = firstLineNumber
-            let workers = min(jobs, max(batches.count, 1))
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                // Worker 0 reads the next block first; every worker then takes batches as they
-                // come, so the reading worker simply lints fewer of them.
-                if worker == 0 { prefetch.fetch() }
-                block.withUnsafeBytes { bytes in
-                    while let batchIndex = counter.next(below: batches.count) {
-                        var rendered: [UInt8] = []
-                        var summary = LintSummary()
-                        for lineIndex in batches[batchIndex] {
-                            let range = lines[lineIndex]
-                            guard !Self.isBlank(block, range) else { continue }
-                            let report = linter.lint(UnsafeRawBufferPointer(rebasing: bytes[range]), context: context)
-                            summary.add(report)
-                            guard !report.diagnostics.isEmpty else { continue }
-                            let result = LintFileResult(path: input.displayName, lineNumber: baseLine + lineIndex, report: report)
-                            rendered += LintOutput.render(result, format: format, colors: colors, includeClean: false)
-                        }
-                        slots.store(batchIndex, rendered, summary)
-                    }
-                }
+            let path = input.displayName
+            let batches = linter.lintLines(block, context: context, jobs: jobs, alongside: { prefetch.fetch() }) { lineIndex, report in
+                guard !report.diagnostics.isEmpty else { return [] }
+                return LintOutput.render(LintFileResult(path: path, lineNumber: baseLine + lineIndex, report: report), format: format, colors: colors, includeClean: false)
             }
-            for batchIndex in 0..<batches.count {
-                let (rendered, summary) = slots.take(batchIndex)
-                output.append(rendered, summary: summary)
-            }
-            firstLineNumber += lines.count
+            for batch in batches { output.append(batch.output, summary: batch.summary) }
+            firstLineNumber += batches.last?.lines.upperBound ?? 0
         }
-    }
-
-    /// The byte ranges of the lines of a block, without their line break (LF or CRLF).
-    static func lineRanges(_ block: [UInt8]) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(block.count / 128)
-        block.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var start = 0
-            let count = bytes.count
-            while start < count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), count - start) {
-                let index = base.distance(to: UnsafeRawPointer(found))
-                let end = index > start && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
-                ranges.append(start..<end)
-                start = index + 1
-            }
-            if start < count { ranges.append(start..<count) }
-        }
-        return ranges
-    }
-
-    /// Contiguous batches of line indices. Workers take them from a shared counter, so many
-    /// small batches cost little and keep every core busy until the end of each block.
-    static func batches(count: Int, jobs: Int) -> [Range<Int>] {
-        guard count > 0 else { return [] }
-        let batchCount = min(count, max(1, jobs * 32))
-        let size = (count + batchCount - 1) / batchCount
-        return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
-    }
-
-    static func isBlank(_ block: [UInt8], _ range: Range<Int>) -> Bool {
-        for index in range {
-            switch block[index] {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): continue
-            default: return false
-            }
-        }
-        return true
-    }
-}
-
-/// Hands out batch indices to workers, each exactly once.
-private final class BatchCounter: Sendable {
-    private let nextIndex = Atomic<Int>(0)
-
-    func next(below count: Int) -> Int? {
-        let index = nextIndex.add(1, ordering: .relaxed).oldValue
-        return index < count ? index : nil
     }
 }
 
@@ -121,52 +48,26 @@ private final class BatchCounter: Sendable {
 /// thread after `concurrentPerform` has returned, which orders it after the fetch.
 private final class Prefetch: @unchecked Sendable {
     private var reader: BlockReader
-    private var fetched: Result<([UInt8], [Range<Int>])?, UsageError> = .success(nil)
+    private var fetched: Result<[UInt8]?, UsageError> = .success(nil)
 
     init(reader: BlockReader) {
         self.reader = reader
     }
 
-    /// Reads the next block and finds its lines.
+    /// Reads the next block.
     func fetch() {
         do throws(UsageError) {
-            fetched = .success(try reader.next().map { ($0, JSONLLinter.lineRanges($0)) })
+            fetched = .success(try reader.next())
         } catch {
             fetched = .failure(error)
         }
     }
 
     /// The block fetched last, or `nil` at the end of the input.
-    func take() throws(UsageError) -> ([UInt8], [Range<Int>])? {
+    func take() throws(UsageError) -> [UInt8]? {
         let result = try fetched.get()
         fetched = .success(nil)
         return result
-    }
-}
-
-/// Per-batch results written from worker threads.
-///
-/// `@unchecked Sendable` is safe here: every worker writes only its own slot, and slots are read
-/// only after `concurrentPerform` has returned, which orders those reads after all writes.
-private final class ResultSlots: @unchecked Sendable {
-    private let storage: UnsafeMutableBufferPointer<([UInt8], LintSummary)>
-
-    init(count: Int) {
-        storage = .allocate(capacity: max(count, 1))
-        storage.initialize(repeating: ([], LintSummary()))
-    }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
-
-    func store(_ index: Int, _ rendered: [UInt8], _ summary: LintSummary) {
-        storage[index] = (rendered, summary)
-    }
-
-    func take(_ index: Int) -> ([UInt8], LintSummary) {
-        storage[index]
     }
 }
 
