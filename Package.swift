@@ -8,7 +8,8 @@
 //   HeraldGateway                   (Hummingbird, SQLite, PostgreSQL; sends through HeraldClient)
 //   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
 //   HeraldClient                    (SwiftNIO, TLS; HTTP/2 through HeraldHTTP2)
-//   HeraldHTTP2, HeraldAsync        (internal: the client's HTTP/2 session; waiting primitives)
+//   HeraldHTTP2, HeraldAsync,       (internal: the client's HTTP/2 session; waiting primitives;
+//   HeraldSQL                        SQL values, rows and migrations both stores share)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldDevice                    (previews; says lint rules' findings as HeraldLint does)
 //   HeraldLint
@@ -87,7 +88,7 @@ let package = Package(
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth",
                 // Releasing a stored notification to Apple or another mock sends it with the client.
-                "HeraldClient",
+                "HeraldClient", "HeraldSQL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -109,6 +110,16 @@ let package = Package(
         .target(
             name: "HeraldAsync",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        // SQL both stores share (internal: no product): values and rows the same in SQLite and
+        // PostgreSQL, an SQLite database, the schema migrator.
+        .target(
+            name: "HeraldSQL",
+            dependencies: [
+                "HeraldAsync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ]),
         // The client's HTTP/2 layer (internal: no product), a value fed bytes; HeraldHTTP2.docc says
         // why Herald has its own rather than NIOHTTP2Handler on this path.
         .target(
@@ -130,7 +141,7 @@ let package = Package(
         .target(
             name: "HeraldGateway",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync", "HeraldSQL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -141,7 +152,6 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
@@ -168,6 +178,7 @@ let package = Package(
         .testTarget(name: "HeraldJSONTests", dependencies: ["HeraldJSON", "HeraldTestSupport"]),
         .testTarget(name: "HeraldProtocolTests", dependencies: ["HeraldProtocol"]),
         .testTarget(name: "HeraldAsyncTests", dependencies: ["HeraldAsync", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "HeraldSQLTests", dependencies: ["HeraldSQL", "HeraldTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HeraldPayloadTests", dependencies: ["HeraldJSON", "HeraldPayload", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLintTests", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldTestSupport"]),
         .testTarget(name: "HeraldLocalizationTests", dependencies: ["HeraldPayload", "HeraldLocalization", "HeraldTestSupport"]),

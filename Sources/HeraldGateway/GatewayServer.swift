@@ -74,8 +74,8 @@ public final class GatewayServer: Service, Sendable {
         do {
             let base: any GatewayStore
             switch configuration.database {
-            case .sqlite(let path): base = try await SQLiteGatewayStore.open(path: path, logger: configuration.logger)
-            case .postgres(let url): base = try await PostgresGatewayStore.open(url: url, logger: configuration.logger)
+            case .sqlite(let path): base = try await SQLiteGatewayDatabase.open(path: path, logger: configuration.logger)
+            case .postgres(let url): base = try await PostgresGatewayDatabase.open(url: url, logger: configuration.logger)
             }
             let store = GuardedStore(base, timeout: configuration.databaseTimeout, metrics: server.metrics, logger: configuration.logger)
             opened = store

@@ -2,6 +2,7 @@ import Foundation
 import HeraldDevice
 import HeraldJSON
 import HeraldProtocol
+import HeraldSQL
 import Logging
 import NIOCore
 import NIOPosix
@@ -24,7 +25,7 @@ final class DatabaseStore: RecordStore {
     private let logger: Logger
 
     /// The schema version this build writes (`PRAGMA user_version`).
-    static let schemaVersion = 2
+    static var schemaVersion: Int { migrator.latest }
 
     private init(connection: SQLiteConnection, path: String, retention: RecordRetention, writeDelay: Duration?, logger: Logger) {
         self.connection = connection
@@ -55,58 +56,52 @@ final class DatabaseStore: RecordStore {
         return store
     }
 
-    /// Versioned migrations, applied in order at start-up, each in a transaction.
+    /// Brings the schema to ``schemaVersion`` through the migrations below.
     private func migrate() async throws {
         _ = try await connection.query("PRAGMA journal_mode = WAL")
         // WAL with NORMAL: a committed row survives the process being killed (not a power cut).
         _ = try await connection.query("PRAGMA synchronous = NORMAL")
-        let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
-        if version > Self.schemaVersion {
-            throw MockDatabaseError(path: path, problem: "it was written by a newer Herald (schema \(version); this one knows \(Self.schemaVersion))")
-        }
-        let migrations: [(version: Int, statements: [String])] = [
-            (1, [
-                """
-                CREATE TABLE notifications (
-                    id INTEGER PRIMARY KEY, apns_id TEXT, received_at REAL NOT NULL, kind TEXT NOT NULL,
-                    device_token TEXT, topic TEXT, push_type TEXT, status INTEGER, accepted INTEGER NOT NULL,
-                    reason TEXT, search TEXT NOT NULL, json TEXT NOT NULL)
-                """,
-                "CREATE INDEX notifications_token ON notifications (device_token)",
-                "CREATE INDEX notifications_apns_id ON notifications (apns_id)",
-                "CREATE INDEX notifications_received_at ON notifications (received_at)",
-            ]),
-            // Version 2: devices, fault rules and channels are kept too; requests keep their body
-            // as sent (resent byte for byte) and the broadcast channel they name (a device's Live
-            // Activities are rebuilt from them).
-            (2, [
-                "ALTER TABLE notifications ADD COLUMN channel_id TEXT",
-                "ALTER TABLE notifications ADD COLUMN body BLOB",
-                "CREATE INDEX notifications_channel ON notifications (channel_id)",
-                """
-                CREATE TABLE devices (
-                    token TEXT PRIMARY KEY, topic TEXT, environment TEXT NOT NULL, unregistered_at REAL,
-                    channels TEXT NOT NULL, registered INTEGER NOT NULL, last_seen REAL)
-                """,
-                "CREATE TABLE faults (id INTEGER PRIMARY KEY, rule TEXT NOT NULL, seen INTEGER NOT NULL, applied INTEGER NOT NULL)",
-                """
-                CREATE TABLE channels (
-                    id TEXT PRIMARY KEY, bundle_id TEXT NOT NULL, storage_policy INTEGER NOT NULL, created_at REAL NOT NULL)
-                """,
-            ]),
-        ]
-        for migration in migrations where migration.version > version {
-            _ = try await connection.query("BEGIN")
-            do {
-                for statement in migration.statements { _ = try await connection.query(statement) }
-                _ = try await connection.query("PRAGMA user_version = \(migration.version)")
-                _ = try await connection.query("COMMIT")
-            } catch {
-                _ = try? await connection.query("ROLLBACK")
-                throw MockDatabaseError(path: path, problem: "cannot bring the schema to version \(migration.version): \(error)")
-            }
+        do {
+            try await Self.migrator.migrate(SQLiteDatabase(connection: connection, path: path))
+        } catch let error as SchemaMigrator.NewerSchema {
+            throw MockDatabaseError(path: path, problem: "it was written by a newer Herald (schema \(error.found); this one knows \(error.known))")
+        } catch let error as SchemaMigrator.Failure {
+            throw MockDatabaseError(path: path, problem: "cannot bring the schema to version \(error.version): \(error.underlying)")
         }
     }
+
+    /// The schema's versions, recorded in `PRAGMA user_version`.
+    static let migrator = SchemaMigrator([
+        .init(version: 1, statements: [
+            """
+            CREATE TABLE notifications (
+                id INTEGER PRIMARY KEY, apns_id TEXT, received_at REAL NOT NULL, kind TEXT NOT NULL,
+                device_token TEXT, topic TEXT, push_type TEXT, status INTEGER, accepted INTEGER NOT NULL,
+                reason TEXT, search TEXT NOT NULL, json TEXT NOT NULL)
+            """,
+            "CREATE INDEX notifications_token ON notifications (device_token)",
+            "CREATE INDEX notifications_apns_id ON notifications (apns_id)",
+            "CREATE INDEX notifications_received_at ON notifications (received_at)",
+        ]),
+        // Version 2: devices, fault rules and channels are kept too; requests keep their body
+        // as sent (resent byte for byte) and the broadcast channel they name (a device's Live
+        // Activities are rebuilt from them).
+        .init(version: 2, statements: [
+            "ALTER TABLE notifications ADD COLUMN channel_id TEXT",
+            "ALTER TABLE notifications ADD COLUMN body BLOB",
+            "CREATE INDEX notifications_channel ON notifications (channel_id)",
+            """
+            CREATE TABLE devices (
+                token TEXT PRIMARY KEY, topic TEXT, environment TEXT NOT NULL, unregistered_at REAL,
+                channels TEXT NOT NULL, registered INTEGER NOT NULL, last_seen REAL)
+            """,
+            "CREATE TABLE faults (id INTEGER PRIMARY KEY, rule TEXT NOT NULL, seen INTEGER NOT NULL, applied INTEGER NOT NULL)",
+            """
+            CREATE TABLE channels (
+                id TEXT PRIMARY KEY, bundle_id TEXT NOT NULL, storage_policy INTEGER NOT NULL, created_at REAL NOT NULL)
+            """,
+        ]),
+    ], record: .userVersion)
 
     // MARK: Records
 

@@ -25,10 +25,10 @@ import Testing
         switch backend {
         case .sqlite:
             let directory = try TemporaryDirectory()
-            return Opened(try await SQLiteGatewayStore.open(path: directory.path("gateway.db"), logger: logger), keep: [directory])
+            return Opened(try await SQLiteGatewayDatabase.open(path: directory.path("gateway.db"), logger: logger), keep: [directory])
         case .postgres:
             let database = try PostgresTestDatabase()
-            return Opened(try await PostgresGatewayStore.open(url: database.url, logger: logger), keep: [database])
+            return Opened(try await PostgresGatewayDatabase.open(url: database.url, logger: logger), keep: [database])
         }
     }
 

@@ -73,6 +73,61 @@ import Testing
         #expect(try await again.notifications().isEmpty)
     }
 
+    /// A file of the first schema (made here by Python's `sqlite3`, as an earlier Herald left
+    /// it) is brought to the current one and used; a file of a newer schema is refused and left
+    /// as it was.
+    @Test func earlierSchemasAreMigratedAndNewerOnesRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("mock.db")
+        _ = try ExternalTools.python(
+            """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.executescript('''
+            CREATE TABLE notifications (id INTEGER PRIMARY KEY, apns_id TEXT, received_at REAL NOT NULL, kind TEXT NOT NULL,
+                device_token TEXT, topic TEXT, push_type TEXT, status INTEGER, accepted INTEGER NOT NULL,
+                reason TEXT, search TEXT NOT NULL, json TEXT NOT NULL);
+            PRAGMA user_version = 1;
+            ''')
+            c.commit()
+            """, arguments: [path])
+        let harness = try await ClientHarness.start { $0.databasePath = path }
+        let client = try harness.client()
+        let id = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1, salt: 9)[0])).apnsID
+        await client.shutdown()
+        await harness.stop()
+        let schema = try ExternalTools.python(
+            """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute('PRAGMA user_version').fetchone()[0])
+            print(sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")))
+            print([r[1] for r in c.execute('PRAGMA table_info(notifications)')][-2:])
+            print(c.execute('SELECT apns_id FROM notifications').fetchall())
+            """, arguments: [path])
+        #expect(String(decoding: schema, as: UTF8.self) == """
+            2
+            ['channels', 'devices', 'faults', 'notifications']
+            ['channel_id', 'body']
+            [('\(id)',)]
+
+            """)
+
+        _ = try ExternalTools.python(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", arguments: [path])
+        let newer = try MockAPNsServer(configuration: harness.mock.configuration)
+        do {
+            try await newer.start()
+            await newer.stop()
+            Issue.record("a database of a newer schema was opened")
+        } catch let error as MockDatabaseError {
+            #expect(error.problem == "it was written by a newer Herald (schema 7; this one knows 2)")
+        }
+        let version = try ExternalTools.python(
+            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])", arguments: [path])
+        #expect(String(decoding: version, as: UTF8.self) == "7\n")
+    }
+
     @Test func anAnswerMeansTheRowIsCommitted() async throws {
         // A slow disk: each write waits 150 ms. Every answer must still come after its row is in
         // the file, as another reader (Python's sqlite3) sees it the moment the answer arrives.

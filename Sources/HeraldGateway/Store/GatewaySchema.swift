@@ -1,20 +1,53 @@
-import Foundation
+import HeraldSQL
 
 /// The gateway's tables, one schema in two dialects, and the versioned migrations that build
 /// them. A migration is applied once, in a transaction, in order; `herald_gateway_schema` holds
 /// the versions applied.
 enum GatewaySchema {
-    enum Dialect { case sqlite, postgres }
+    /// The few words of SQL that differ between the two databases.
+    enum Dialect: Sendable {
+        case sqlite, postgres
 
-    /// The version this build writes.
-    static let version = 1
+        /// A condition: the device's tags hold the bound `,tag,`.
+        var tagged: String {
+            self == .postgres ? "strpos(tags, ?) > 0" : "instr(tags, ?) > 0"
+        }
 
-    static func migrations(for dialect: Dialect) -> [(version: Int, statements: [String])] {
+        /// After a claim's `SELECT … LIMIT n`: rows another process holds are passed over.
+        var skipLocked: String { self == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
+
+        /// After a `SELECT … ORDER BY id`: the rows are locked in that order. Empty: the
+        /// transaction holds the whole database (SQLite).
+        var rowLock: String { self == .postgres ? " FOR UPDATE" : "" }
+    }
+
+    /// The table recording the migrations applied.
+    static let versionTable = "herald_gateway_schema"
+
+    /// Brings a database to this build's schema; on PostgreSQL, processes starting at once
+    /// migrate one after the other.
+    static func migrator(for dialect: Dialect) -> SchemaMigrator {
+        SchemaMigrator(migrations(for: dialect), record: .table(name: versionTable, lock: dialect == .postgres))
+    }
+
+    /// Brings `database` (named so in messages) to this build's schema; what goes wrong as a
+    /// ``GatewayStoreError`` that says so.
+    static func migrate(_ database: some SQLDatabase, dialect: Dialect, named name: String, describe: (any Error) -> String) async throws {
+        do {
+            try await migrator(for: dialect).migrate(database)
+        } catch let error as SchemaMigrator.NewerSchema {
+            throw GatewayStoreError(message: "the database \(name) was written by a newer Herald (schema \(error.found); this one knows \(error.known))")
+        } catch let error as SchemaMigrator.Failure {
+            throw GatewayStoreError(message: "cannot bring the database \(name) to schema \(error.version): \(describe(error.underlying))")
+        }
+    }
+
+    static func migrations(for dialect: Dialect) -> [SchemaMigrator.Migration] {
         let postgres = dialect == .postgres
         let serial = postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY"
         let bytes = postgres ? "BYTEA" : "BLOB"
         return [
-            (1, [
+            SchemaMigrator.Migration(version: 1, statements: [
                 "CREATE TABLE apps (id TEXT PRIMARY KEY, definition TEXT NOT NULL, created_at BIGINT NOT NULL)",
                 "CREATE TABLE api_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, apps TEXT NOT NULL, created_at BIGINT NOT NULL)",
                 // tags: ",beta,staff," so that a tag is found with its commas around it.

@@ -7,8 +7,9 @@ import HeraldProtocol
 ///
 /// Times are milliseconds since 1970. A submission is acknowledged only after ``submit(_:)``
 /// returns, that is after its rows are committed; outcomes are recorded in batches, each in one
-/// transaction with the device states and webhook events it implies.
-protocol GatewayStore: Sendable {
+/// transaction with the device states and webhook events it implies. Its health (reachability,
+/// failures, reconnecting) is its database's, ``DatabaseConnectivity``.
+protocol GatewayStore: DatabaseConnectivity {
     /// Brings the schema to this build's version (versioned migrations, each in a transaction).
     func migrate() async throws
 
@@ -77,26 +78,6 @@ protocol GatewayStore: Sendable {
     /// Marks a webhook event sent, or due again at `retryAt`, or failed for good (`retryAt` nil
     /// and `failed`).
     func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws
-
-    /// Answers when the database does (a trivial statement; for PostgreSQL, a new connection
-    /// first, so that a server that is back is seen at once).
-    func ping() async throws
-    /// Opens a connection of its own and closes it (within two seconds): whether the server is
-    /// there, whatever the pool is doing. SQLite: nothing to check.
-    func probeConnection() async throws
-    /// Whether the database is a server that can be away (PostgreSQL), rather than a file.
-    var canBeUnreachable: Bool { get }
-    /// Drops the connections and starts afresh (PostgreSQL's pool otherwise backs off for up to
-    /// a minute after an outage before it connects again).
-    func reconnect() async
-    /// What kind of failure `error` is: an outage (refused, connection, authentication) or a
-    /// statement that failed.
-    func classify(_ error: any Error) -> StoreFailureKind
-    /// `error` in one line, for the log (the server's message when it sent one).
-    func describe(_ error: any Error) -> String
-
-    /// Releases the connection(s).
-    func close() async
 }
 
 /// An app as stored: its settings (with credentials) as JSON.

@@ -1,0 +1,83 @@
+import HeraldSQL
+import Logging
+
+/// The gateway's database in one SQLite file (`herald serve --db FILE`): for one gateway
+/// process. Every statement and transaction runs on one connection, one at a time; commits are
+/// durable (WAL, `synchronous = FULL`) before a submission is acknowledged.
+final class SQLiteGatewayDatabase: GatewayDatabase {
+    private let database: SQLiteDatabase
+    var path: String { database.path }
+    var dialect: GatewaySchema.Dialect { .sqlite }
+
+    private init(_ database: SQLiteDatabase) { self.database = database }
+
+    /// Opens (or creates) the file and brings its schema up to date.
+    static func open(path: String, logger: Logger) async throws -> SQLGatewayStore {
+        let database: SQLiteDatabase
+        do {
+            database = try await SQLiteDatabase.open(path: path, logger: logger)
+        } catch {
+            throw GatewayStoreError(message: "cannot open the database '\(path)': \(error)")
+        }
+        let store = SQLGatewayStore(SQLiteGatewayDatabase(database))
+        do {
+            try await store.migrate()
+        } catch {
+            await database.close()
+            throw error
+        }
+        return store
+    }
+
+    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await database.query(sql, binds)
+    }
+
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        try await database.transaction(body)
+    }
+
+    func migrate() async throws {
+        try await query("PRAGMA journal_mode = WAL")
+        // FULL: a committed submission survives a power cut, not only a killed process.
+        try await query("PRAGMA synchronous = FULL")
+        try await query("PRAGMA foreign_keys = ON")
+        try await GatewaySchema.migrate(database, dialect: .sqlite, named: "'\(path)'", describe: describe)
+    }
+
+    func insertDeliveries(_ job: NewJob, on executor: any SQLExecutor) async throws {
+        for chunk in job.tokens.chunked(SQLGatewayStore.rowsPerInsert) {
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(chunk.count * 6)
+            for (token, apnsID) in chunk {
+                binds += [.text(job.id), .text(job.app), .text(token), .text(apnsID), .integer(job.now), .integer(job.now)]
+            }
+            try await executor.query(
+                "INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at) VALUES "
+                    + Array(repeating: "(?, ?, ?, ?, 'queued', ?, 0, ?)", count: chunk.count).joined(separator: ", "),
+                binds)
+        }
+    }
+
+    /// One process, one connection, submissions one at a time: never two at once.
+    func isUniqueViolation(_ error: any Error) -> Bool { false }
+
+    func ping() async throws {
+        try await query("SELECT 1")
+    }
+
+    /// One file, one connection: nothing to start afresh, no server to look for.
+    func reconnect() async {}
+    func probeConnection() async throws {}
+    var canBeUnreachable: Bool { false }
+
+    /// SQLite is a file in this process: a failed statement is never an outage (a call that
+    /// takes too long is, and the deadline says so).
+    func classify(_ error: any Error) -> StoreFailureKind { .query }
+
+    func describe(_ error: any Error) -> String { "\(error)" }
+
+    func close() async {
+        await database.close()
+    }
+}
