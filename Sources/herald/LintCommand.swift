@@ -46,23 +46,7 @@ struct LintCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Payload files; '-' or nothing reads standard input.", valueName: "FILE"))
     var files: [String] = []
 
-    @Option(name: .customLong("push-type"), help: ArgumentHelp("apns-push-type: alert, background, liveactivity, voip, …", valueName: "TYPE"))
-    var pushType: String?
-
-    @Option(help: ArgumentHelp("apns-priority: 10, 5 or 1.", valueName: "P"))
-    var priority: String?
-
-    @Option(help: ArgumentHelp("apns-topic: the bundle ID plus the push type's suffix.", valueName: "TOPIC"))
-    var topic: String?
-
-    @Option(name: .customLong("collapse-id"), help: ArgumentHelp("apns-collapse-id (at most 64 bytes).", valueName: "ID"))
-    var collapseID: String?
-
-    @Option(help: ArgumentHelp("apns-expiration: UNIX seconds, or 0.", valueName: "E"))
-    var expiration: String?
-
-    @Option(name: .customLong("apns-id"), help: ArgumentHelp("apns-id: a lowercase UUID.", valueName: "ID"))
-    var apnsID: String?
+    @OptionGroup var headers: HeaderOptions
 
     @Option(name: .customLong("device-token"), help: ArgumentHelp("The device token of the path, in hex.", valueName: "HEX"))
     var deviceToken: String?
@@ -106,7 +90,7 @@ struct LintCommand: ParsableCommand {
             throw ValidationError("'\(name)' is not a rule id; 'herald lint --rules' lists them.")
         }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
-        if broadcast && pushType != nil && pushType != PushType.liveactivity.rawValue {
+        if broadcast, let pushType = headers.pushType, pushType != PushType.liveactivity.rawValue {
             throw ValidationError("broadcast pushes are Live Activities: use --push-type liveactivity or leave it out.")
         }
     }
@@ -120,8 +104,8 @@ struct LintCommand: ParsableCommand {
             disabled: Set(disabled.compactMap(RuleID.init(rawValue:))),
             enabled: Set(enabled.compactMap(RuleID.init(rawValue:)))))
         let context = LintContext(
-            pushType: pushType ?? (broadcast ? PushType.liveactivity.rawValue : nil), priority: priority, topic: topic,
-            collapseID: collapseID, expiration: expiration, apnsID: apnsID, deviceToken: deviceToken,
+            pushType: headers.pushType ?? (broadcast ? PushType.liveactivity.rawValue : nil), priority: headers.priority, topic: headers.topic,
+            collapseID: headers.collapseID, expiration: headers.expiration, apnsID: headers.apnsID, deviceToken: deviceToken,
             endpoint: broadcast ? .broadcast : .device, isRequest: request)
         let inputs = files.isEmpty ? [InputFile(argument: nil)] : files.map { InputFile(argument: $0) }
         var output = LintOutput(format: format, colors: Styler(descriptor: STDOUT_FILENO).enabled, noun: jsonl ? "payload" : "file")

@@ -51,23 +51,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("tokens-file"), help: ArgumentHelp("A file of device tokens, one per line ('#' comments).", valueName: "FILE"))
     var tokensFile: String?
 
-    @Option(help: ArgumentHelp("apns-topic: the bundle ID (plus .voip, .push-type.liveactivity, … for those push types).", valueName: "TOPIC"))
-    var topic: String?
-
-    @Option(name: .customLong("push-type"), help: ArgumentHelp("apns-push-type (default alert).", valueName: "TYPE"))
-    var pushType: String = "alert"
-
-    @Option(help: ArgumentHelp("apns-priority: 10, 5 or 1 (default: APNs' 10).", valueName: "P"))
-    var priority: Int?
-
-    @Option(name: .customLong("collapse-id"), help: ArgumentHelp("apns-collapse-id (at most 64 bytes).", valueName: "ID"))
-    var collapseID: String?
-
-    @Option(help: ArgumentHelp("apns-expiration: UNIX seconds, or 0 (deliver now or never).", valueName: "E"))
-    var expiration: String?
-
-    @Option(name: .customLong("apns-id"), help: ArgumentHelp("apns-id for a single token (default: a new UUID per token).", valueName: "UUID"))
-    var apnsID: String?
+    @OptionGroup var headers: HeaderOptions
 
     @Option(help: ArgumentHelp("Connections to open (default 1 for one token, 4 for more: APNs, and the mock, spread connections over their cores).", valueName: "N"))
     var connections: Int?
@@ -88,7 +72,7 @@ struct SendCommand: AsyncParsableCommand {
         let input = InputFile(argument: file)
         var body = try input.read()
         let isSimulatorFile = input.path?.lowercased().hasSuffix(".apns") == true
-        var topic = self.topic
+        var topic = headers.topic
         if isSimulatorFile {
             let stripped = SimulatorFile.strippingSimulatorKeys(body)
             body = stripped.payload
@@ -97,9 +81,9 @@ struct SendCommand: AsyncParsableCommand {
         guard let topic else {
             throw UsageError(message: "no topic: pass --topic com.example.app (the app's bundle ID)")
         }
-        let headers = try requestHeaders(topic: topic)
+        let requestHeaders = try headers.request(topic: topic)
         let tokens = try TokenList.read(tokens: tokens, file: tokensFile)
-        if apnsID != nil, tokens.count > 1 {
+        if requestHeaders.apnsID != nil, tokens.count > 1 {
             throw UsageError(message: "--apns-id names one notification; with \(tokens.count) tokens leave it out (each gets its own)")
         }
         var configuration = try server.configuration(credentials: try credentials.credentials())
@@ -110,7 +94,7 @@ struct SendCommand: AsyncParsableCommand {
         configuration.maximumConnections = connections ?? (tokens.count > 1 ? 4 : 1)
 
         // Lint with the first token's complete request.
-        var first = headers
+        var first = requestHeaders
         first.target = .device(tokens[0])
         let report = Linter().lint(body, context: LintContext(request: first))
         if !report.diagnostics.isEmpty {
@@ -129,7 +113,7 @@ struct SendCommand: AsyncParsableCommand {
         } catch {
             throw UsageError(message: error.message)
         }
-        let request = APNsRequest(headers: headers, body: body)
+        let request = APNsRequest(headers: requestHeaders, body: body)
         var rejected = 0
         var output = LineOutput(progress: Progress(total: tokens.count))
         if tokens.count == 1 {
@@ -176,25 +160,6 @@ struct SendCommand: AsyncParsableCommand {
             output.append(UInt8(ascii: "\n"))
             return false
         }
-    }
-
-    private func requestHeaders(topic: String) throws(UsageError) -> APNsRequestHeaders {
-        guard let type = PushType(rawValue: pushType) else {
-            throw UsageError(message: "--push-type \(pushType) is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        var headers = APNsRequestHeaders(pushType: type, topic: topic)
-        if let priority {
-            guard let value = PushPriority(rawValue: priority) else { throw UsageError(message: "--priority is \(PushPriority.validValues), not \(priority)") }
-            headers.priority = value
-        }
-        do {
-            if let collapseID { headers.collapseID = try CollapseID(collapseID) }
-            if let expiration { headers.expiration = try Expiration(headerValue: expiration) }
-            if let apnsID { headers.apnsID = try APNsID(parsing: apnsID) }
-        } catch {
-            throw UsageError(message: "\(error)")
-        }
-        return headers
     }
 }
 

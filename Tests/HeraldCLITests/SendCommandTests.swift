@@ -125,6 +125,17 @@ import Testing
         #expect(missingKey.stderr.contains("nope.p8"))
         let endless = try await setup.herald(base + setup.serverArguments + setup.keyArguments + ["--timeout", "1e300"])
         #expect(endless.status == 2 && endless.stderr.contains("at most 86400"), "\(endless.stderr)")
+        // The header flags herald lint shares: malformed values are refused before anything is
+        // sent, naming the flag and what it takes.
+        let sending = base + setup.serverArguments + setup.keyArguments
+        for (flags, expected) in [
+            (["--priority", "7"], "--priority is 10, 5 or 1, not 7"), (["--push-type", "loud"], "--push-type loud is not one of alert"),
+            (["--apns-id", "42"], "apns-id"), (["--expiration", "soon"], "apns-expiration"),
+        ] {
+            let refused = try await setup.herald(sending + flags)
+            #expect(refused.status == 2 && refused.stderr.contains(expected), "\(flags): \(refused.stderr)")
+        }
+        #expect(try await setup.harness.mock.notifications().count == 1, "only the first run sent")
     }
 
     @Test func tokenCommandPrintsAVerifiableJWT() async throws {
