@@ -88,7 +88,7 @@ let package = Package(
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth",
                 // Releasing a stored notification to Apple or another mock sends it with the client.
-                "HeraldClient", "HeraldSQL",
+                "HeraldClient", "HeraldSQL", "HeraldHTTPAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -110,6 +110,17 @@ let package = Package(
         .target(
             name: "HeraldAsync",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        // The HTTP API plumbing the mock and the gateway share (internal: no product): a
+        // Hummingbird server started and stopped as one value, JSON responses, OpenAPI pieces.
+        .target(
+            name: "HeraldHTTPAPI",
+            dependencies: [
+                "HeraldJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
         // SQL both stores share (internal: no product): values and rows the same in SQLite and
         // PostgreSQL, an SQLite database, the schema migrator.
         .target(
@@ -141,7 +152,7 @@ let package = Package(
         .target(
             name: "HeraldGateway",
             dependencies: [
-                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync", "HeraldSQL",
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync", "HeraldSQL", "HeraldHTTPAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -156,16 +156,10 @@ public struct APNsCertificateIdentity: Sendable, CustomStringConvertible {
 
     /// Loads a PKCS#12 file (`.p12`) protected by `passphrase`.
     public init(pkcs12File path: String, passphrase: String) throws(CredentialError) {
-        guard FileManager.default.isReadableFile(atPath: path) else {
+        guard let bytes = FileManager.default.contents(atPath: path) else {
             throw CredentialError(source: path, problem: "cannot read the file")
         }
-        let bundle: NIOSSLPKCS12Bundle
-        do {
-            bundle = try NIOSSLPKCS12Bundle(file: path, passphrase: Array(passphrase.utf8))
-        } catch {
-            throw CredentialError(source: path, problem: "not a PKCS#12 file, or the password is wrong")
-        }
-        try self.init(chain: bundle.certificateChain, key: bundle.privateKey, source: path)
+        try self.init(pkcs12: Array(bytes), passphrase: passphrase, source: path)
     }
 
     /// Reads a PKCS#12 file's bytes (`.p12`, as sent to an API) protected by `passphrase`;

@@ -1,3 +1,4 @@
+import HeraldHTTPAPI
 import HeraldJSON
 import HeraldProtocol
 
@@ -22,15 +23,12 @@ extension GatewayAPI {
 
     /// The OpenAPI 3.1 document of the gateway's API, served at `/v1/openapi.json`.
     static let openAPIDocument: JSONValue = {
-        func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
-        func json(_ description: String, _ schema: JSONValue) -> JSONValue {
-            ["description": .string(description), "content": ["application/json": ["schema": schema]]]
+        let ref = OpenAPI.ref, json = OpenAPI.jsonResponse, body = OpenAPI.body
+        func parameter(_ name: String, in location: String = "query", _ schema: JSONValue, _ description: String) -> JSONValue {
+            OpenAPI.parameter(name, in: location, schema, description)
         }
         let error = json("An error: what is wrong, and where (a JSON Pointer into the body)", ref("Error"))
         let done: JSONValue = ["description": "Done"]
-        func parameter(_ name: String, in location: String = "query", _ schema: JSONValue, _ description: String) -> JSONValue {
-            ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
-        }
         let string: JSONValue = ["type": "string"]
         let nonEmpty: JSONValue = ["type": "string", "minLength": 1]
         let tag: JSONValue = ["type": "string", "pattern": "^[^,]+$"]
@@ -38,7 +36,6 @@ extension GatewayAPI {
         let integer: JSONValue = ["type": "integer"]
         let app = parameter("app", in: "path", string, "The app's id")
         let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
-        func body(_ schema: JSONValue) -> JSONValue { ["required": true, "content": ["application/json": ["schema": schema]]] }
         func object(_ properties: [(String, JSONValue)], required: [String] = [], closed: Bool = false) -> JSONValue {
             var members = JSONObject()
             for (name, schema) in properties { members.members.append(.init(key: name, value: schema)) }

@@ -3,6 +3,7 @@ import Foundation
 import HeraldJSON
 import HeraldLint
 import HeraldProtocol
+import HeraldHTTPAPI
 import Hummingbird
 import Logging
 import NIOCore
@@ -16,41 +17,9 @@ import Synchronization
 struct GatewayAPI {
     let server: GatewayServer
 
-    struct Handle: Sendable {
-        let port: Int
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
-
-        func stop() async {
-            await group.triggerGracefulShutdown()
-            _ = await task.result
-        }
-    }
-
-    func start(host: String, port: Int, logger: Logger) async throws -> Handle {
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .warning)
-        let (ready, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
-        let app = Application(
-            router: makeRouter(), configuration: .init(address: .hostname(host, port: port), serverName: "herald-gateway"),
-            onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
-            logger: quiet)
-        let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
-        let task = Task {
-            do {
-                try await group.run()
-            } catch {
-                continuation.yield(.failure(error))
-                throw error
-            }
-        }
-        for await result in ready {
-            switch result {
-            case .success(let bound): return Handle(port: bound, group: group, task: task)
-            case .failure(let error): throw error
-            }
-        }
-        throw CancellationError()
+    /// Serves the API on `host:port`; returns once bound.
+    func start(host: String, port: Int, logger: Logger) async throws -> APIServer {
+        try await APIServer.start(makeRouter(), host: host, port: port, serverName: "herald-gateway", logger: logger)
     }
 
     /// The largest request body read: `tokens` tokens (80 bytes each leaves room for quotes,
@@ -272,11 +241,7 @@ struct GatewayAPI {
     // MARK: Shapes
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var writer = JSONWriter(output: JSONBytes())
-        writer.value(value)
-        var fields = headers
-        fields[.contentType] = "application/json"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: writer.output.bytes)))
+        .json(value, status: status, headers: headers)
     }
 
     static func error(

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHTTPAPI
 import HeraldJSON
 import HeraldLint
 import HeraldProtocol
@@ -31,7 +32,7 @@ public final class GatewayServer: Service, Sendable {
     public let workerName: String
     /// The store and the apps' clients, once the database is open.
     private let core = Mutex<(store: GuardedStore, apps: AppDirectory)?>(nil)
-    private let running = Mutex<(api: GatewayAPI.Handle?, dispatcher: Dispatcher?, task: Task<Void, Never>?)>((nil, nil, nil))
+    private let running = Mutex<(api: APIServer?, dispatcher: Dispatcher?, task: Task<Void, Never>?)>((nil, nil, nil))
     private let accepting = Atomic<Bool>(false)
     private let keyCache = Mutex<[String: (key: StoredKey, until: ContinuousClock.Instant)]>([:])
     private let adminKey = Mutex<String?>(nil)
@@ -63,7 +64,7 @@ public final class GatewayServer: Service, Sendable {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let name = configuration.workerName ?? "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(String(random.next() % 0xFFFF, radix: 16))"
         let server = GatewayServer(configuration: configuration, workerName: name)
-        let api: GatewayAPI.Handle
+        let api: APIServer
         do {
             api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, logger: configuration.logger)
         } catch {

@@ -62,9 +62,11 @@ public struct LintExample: Sendable {
         collapseID: String? = nil, expiration: String? = nil, apnsID: String? = nil, deviceToken: String? = nil,
         endpoint: APNsEndpoint = .device
     ) -> LintExample {
-        LintExample(body, LintContext(
-            pushType: pushType, priority: priority, topic: topic, collapseID: collapseID, expiration: expiration,
-            apnsID: apnsID, deviceToken: deviceToken, endpoint: endpoint, isRequest: true))
+        var context = headers(
+            body, pushType: pushType, priority: priority, topic: topic, collapseID: collapseID, expiration: expiration, apnsID: apnsID,
+            deviceToken: deviceToken, endpoint: endpoint).context
+        context.isRequest = true
+        return LintExample(body, context)
     }
 
     /// An example body with some headers known but not necessarily all.

@@ -1,24 +1,18 @@
+import HeraldHTTPAPI
 import HeraldJSON
 
 extension InspectionAPI {
     /// The OpenAPI 3.1 document of the inspection API, served at `/api/v1/openapi.json`.
     static let openAPIDocument: JSONValue = {
-        func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
-        func jsonResponse(_ description: String, _ schema: JSONValue) -> JSONValue {
-            ["description": .string(description), "content": ["application/json": ["schema": schema]]]
-        }
+        let ref = OpenAPI.ref, jsonResponse = OpenAPI.jsonResponse, body = OpenAPI.body
         let error = jsonResponse("An error", ref("Error"))
         let noContent: JSONValue = ["description": "Done"]
         func parameter(_ name: String, in location: String = "query", _ type: String, _ description: String) -> JSONValue {
-            ["name": .string(name), "in": .string(location), "required": .bool(location == "path"),
-             "schema": ["type": .string(type)], "description": .string(description)]
+            OpenAPI.parameter(name, in: location, ["type": .string(type)], description)
         }
         let tokenParameter = parameter("token", in: "path", "string", "The device token in hex")
         let idParameter = parameter("id", in: "path", "string", "apns-id or record id")
         let languageParameter = parameter("lang", "string", "Render in this language (an app localization such as fr or pt-BR) instead of the mock's")
-        func body(_ schema: JSONValue) -> JSONValue {
-            ["required": true, "content": ["application/json": ["schema": schema]]]
-        }
         func object(_ properties: [(String, String)], required: [String] = []) -> JSONValue {
             var members = JSONObject()
             for (name, type) in properties { members.members.append(.init(key: name, value: ["type": .string(type)])) }

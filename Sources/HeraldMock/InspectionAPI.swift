@@ -2,6 +2,7 @@ import Foundation
 import HeraldDevice
 import HeraldJSON
 import HeraldProtocol
+import HeraldHTTPAPI
 import Hummingbird
 import Logging
 import NIOCore
@@ -13,45 +14,10 @@ import ServiceLifecycle
 struct InspectionAPI {
     let server: MockAPNsServer
 
-    /// A running API: its port, and how to stop it.
-    struct Handle: Sendable {
-        let port: Int
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
-
-        /// Graceful: open event streams end (the mock finishes them first) and the server
-        /// closes its listener and idle connections.
-        func stop() async {
-            await group.triggerGracefulShutdown()
-            _ = await task.result
-        }
-    }
-
-    func start(host: String, port: Int, logger: Logger) async throws -> Handle {
-        let router = makeRouter()
-        var quiet = logger
-        quiet.logLevel = .warning
-        let (ready, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
-        let app = Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald-mock"),
-            onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
-            logger: quiet)
-        let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
-        let task = Task {
-            do {
-                try await group.run()
-            } catch {
-                continuation.yield(.failure(error))
-                throw error
-            }
-        }
-        for await result in ready {
-            switch result {
-            case .success(let bound): return Handle(port: bound, group: group, task: task)
-            case .failure(let error): throw error
-            }
-        }
-        throw CancellationError()
+    /// Serves the API on `host:port`; returns once bound. Stopping it ends the open event
+    /// streams first (the mock finishes them), then the listener and idle connections.
+    func start(host: String, port: Int, logger: Logger) async throws -> APIServer {
+        try await APIServer.start(makeRouter(), host: host, port: port, serverName: "herald-mock", logger: logger)
     }
 
     // MARK: Routes
@@ -240,21 +206,11 @@ struct InspectionAPI {
                 for await event in stream {
                     switch event {
                     case .received(let record):
-                        var out = JSONWriter(output: JSONBytes())
-                        out.value(record.jsonValue)
-                        var buffer = ByteBuffer(string: "event: notification\nid: \(record.id)\ndata: ")
-                        buffer.writeBytes(out.output.bytes)
-                        buffer.writeString("\n\n")
-                        try await writer.write(buffer)
+                        try await writer.write(Self.serverSentEvent("notification", id: record.id, record.jsonValue))
                     case .cleared:
-                        try await writer.write(ByteBuffer(string: "event: cleared\ndata: {}\n\n"))
+                        try await writer.write(Self.serverSentEvent("cleared", [:]))
                     case .connection(let event):
-                        var out = JSONWriter(output: JSONBytes())
-                        out.value(event.jsonValue)
-                        var buffer = ByteBuffer(string: "event: connection\ndata: ")
-                        buffer.writeBytes(out.output.bytes)
-                        buffer.writeString("\n\n")
-                        try await writer.write(buffer)
+                        try await writer.write(Self.serverSentEvent("connection", event.jsonValue))
                     }
                 }
                 try await writer.finish(nil)
@@ -272,10 +228,18 @@ struct InspectionAPI {
 
     // MARK: Helpers
 
+    /// One Server-Sent Event: its name, its id if any, and `data` as one line of JSON.
+    static func serverSentEvent(_ name: String, id: Int? = nil, _ data: JSONValue) -> ByteBuffer {
+        var out = JSONWriter(output: JSONBytes())
+        out.value(data)
+        var buffer = ByteBuffer(string: "event: \(name)\n" + (id.map { "id: \($0)\n" } ?? "") + "data: ")
+        buffer.writeBytes(out.output.bytes)
+        buffer.writeString("\n\n")
+        return buffer
+    }
+
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
-        var writer = JSONWriter(output: JSONBytes())
-        writer.value(value)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: writer.output.bytes)))
+        .json(value, status: status)
     }
 
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAuth
+import HeraldHTTPAPI
 import HeraldProtocol
 import Logging
 import NIOCore
@@ -42,7 +43,7 @@ public final class MockAPNsServer: Service, Sendable {
     private struct Running: Sendable {
         var apns: any Channel
         var channels: (any Channel)?
-        var api: InspectionAPI.Handle?
+        var api: APIServer?
         var database: DatabaseStore?
         var retention: Task<Void, Never>?
     }
@@ -162,7 +163,7 @@ public final class MockAPNsServer: Service, Sendable {
         }
     }
 
-    private func bindListeners() async throws -> (any Channel, (any Channel)?, InspectionAPI.Handle?) {
+    private func bindListeners() async throws -> (any Channel, (any Channel)?, APIServer?) {
         let group = ownGroup ?? MultiThreadedEventLoopGroup.singleton
         let sslContext = try makeSSLContext()
         var acceptsAny = false
@@ -193,7 +194,7 @@ public final class MockAPNsServer: Service, Sendable {
                     ).bind(host: host, port: channelPort, group: group)
                 }
             }
-            var api: InspectionAPI.Handle?
+            var api: APIServer?
             if let apiPort = configuration.apiPort {
                 api = try await bind(.api, apiPort) { try await InspectionAPI(server: self).start(host: host, port: apiPort, logger: logger) }
             }

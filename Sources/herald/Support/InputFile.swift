@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
-private let systemRead = Glibc.read
+/// `read(2)` (the name `read` is taken by the types that read).
+let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
-private let systemRead = Darwin.read
+/// `read(2)` (the name `read` is taken by the types that read).
+let systemRead = Darwin.read
 #endif
 
 /// A file named on the command line, or standard input for `-` (or no name).

@@ -2,10 +2,8 @@ import HeraldLint
 
 #if canImport(Glibc)
 import Glibc
-private let systemRead = Glibc.read
 #elseif canImport(Darwin)
 import Darwin
-private let systemRead = Darwin.read
 #endif
 
 /// `herald lint --jsonl`: one payload per line, millions of lines, all cores.

@@ -1,0 +1,82 @@
+import HeraldJSON
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A Hummingbird application serving a router on a port, started and stopped as one value: the
+/// mock's inspection API and the gateway's REST API both run through it.
+package struct APIServer: Sendable {
+    /// The port bound (the one asked for, or the one the system picked for 0).
+    package let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    /// Binds `host:port` and serves `router`; returns once the port is bound, or throws what
+    /// binding threw (a port in use). Hummingbird's own log stays at `.warning` and above.
+    package static func start(
+        _ router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, logger: Logger
+    ) async throws -> APIServer {
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        let (ready, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+            onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
+            logger: quiet)
+        let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
+        let task = Task {
+            do {
+                try await group.run()
+            } catch {
+                continuation.yield(.failure(error))
+                throw error
+            }
+        }
+        for await result in ready {
+            switch result {
+            case .success(let bound): return APIServer(port: bound, group: group, task: task)
+            case .failure(let error): throw error
+            }
+        }
+        throw CancellationError()
+    }
+
+    /// Graceful: the listener closes, requests in progress finish, idle connections close.
+    package func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await task.result
+    }
+}
+
+extension Response {
+    /// `value` as a compact JSON body with `Content-Type: application/json`.
+    package static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var writer = JSONWriter(output: JSONBytes())
+        writer.value(value)
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: writer.output.bytes)))
+    }
+}
+
+/// Pieces of an OpenAPI 3.1 document, as both APIs describe themselves.
+package enum OpenAPI {
+    /// A reference to a schema under `components/schemas`.
+    package static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+
+    /// A response with a JSON body of `schema`.
+    package static func jsonResponse(_ description: String, _ schema: JSONValue) -> JSONValue {
+        ["description": .string(description), "content": ["application/json": ["schema": schema]]]
+    }
+
+    /// A required JSON request body of `schema`.
+    package static func body(_ schema: JSONValue) -> JSONValue {
+        ["required": true, "content": ["application/json": ["schema": schema]]]
+    }
+
+    /// A parameter in the query (or the path, where it is required).
+    package static func parameter(_ name: String, in location: String = "query", _ schema: JSONValue, _ description: String) -> JSONValue {
+        ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
+    }
+}
