@@ -27,39 +27,49 @@ enum SensitiveData {
         return (digits, hasAt, max(longestRun, run) >= 10)
     }
 
-    /// A likely payment card number in `bytes`.
+    /// A likely payment card number in `bytes`: a run of 13 to 19 digits (a single space or dash
+    /// may separate groups) with a card network's prefix that passes the Luhn check. A run longer
+    /// than 19 digits is cut after its 20th and counting starts again.
+    ///
+    /// One pass, no allocation: it runs on every number and every string with 13 digits or more
+    /// (random base64 has hundreds).
     static func cardNumber(in bytes: UnsafeRawBufferPointer) -> String? {
-        // Most strings hold fewer than 13 digits: decide that without allocating.
+        // Most strings hold fewer than 13 digits: decide that first.
         var digitCount = 0
         for byte in bytes where byte &- UInt8(ascii: "0") < 10 { digitCount += 1 }
         guard digitCount >= 13 else { return nil }
-        var digits: [UInt8] = []
-        var index = 0
+        var digits = InlineArray<20, UInt8>(repeating: 0)
+        var count = 0
         var lastWasSeparator = false
-        func candidate() -> String? {
-            defer { digits.removeAll(keepingCapacity: true) }
-            guard (13...19).contains(digits.count), looksLikeCardPrefix(digits), luhnValid(digits) else { return nil }
-            return String(decoding: digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self)
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
+        for byte in bytes {
             if byte &- UInt8(ascii: "0") < 10 {
-                digits.append(byte - UInt8(ascii: "0"))
+                digits[count] = byte &- UInt8(ascii: "0")
+                count += 1
                 lastWasSeparator = false
-            } else if (byte == UInt8(ascii: " ") || byte == UInt8(ascii: "-")) && !digits.isEmpty && !lastWasSeparator {
+                // Twenty digits are no card: drop them and go on.
+                if count == 20 { count = 0 }
+            } else if (byte == UInt8(ascii: " ") || byte == UInt8(ascii: "-")) && count > 0 && !lastWasSeparator {
                 lastWasSeparator = true
             } else {
-                if let found = candidate() { return found }
+                if count >= 13, let found = card(digits, count: count) { return found }
+                count = 0
                 lastWasSeparator = false
             }
-            if digits.count > 19, let found = candidate() { return found }
-            index += 1
         }
-        return candidate()
+        return count >= 13 ? card(digits, count: count) : nil
+    }
+
+    /// The first `count` of `digits` as a card number, if they are one.
+    private static func card(_ digits: InlineArray<20, UInt8>, count: Int) -> String? {
+        let span = digits.span.extracting(0..<count)
+        guard count <= 19, looksLikeCardPrefix(span), luhnValid(span) else { return nil }
+        var text = ""
+        for index in span.indices { text.unicodeScalars.append(Unicode.Scalar(span[index] + UInt8(ascii: "0"))) }
+        return text
     }
 
     /// Prefixes of Visa, Mastercard, American Express, Discover, JCB, Diners Club and UnionPay.
-    static func looksLikeCardPrefix(_ digits: [UInt8]) -> Bool {
+    static func looksLikeCardPrefix(_ digits: Span<UInt8>) -> Bool {
         guard digits.count >= 4 else { return false }
         let two = Int(digits[0]) * 10 + Int(digits[1])
         let three = two * 10 + Int(digits[2])
@@ -75,10 +85,10 @@ enum SensitiveData {
     }
 
     /// The Luhn checksum used by payment cards.
-    static func luhnValid(_ digits: [UInt8]) -> Bool {
+    static func luhnValid(_ digits: Span<UInt8>) -> Bool {
         var sum = 0
-        for (offset, digit) in digits.reversed().enumerated() {
-            var value = Int(digit)
+        for offset in 0..<digits.count {
+            var value = Int(digits[digits.count - 1 - offset])
             if offset % 2 == 1 {
                 value *= 2
                 if value > 9 { value -= 9 }
@@ -119,26 +129,11 @@ enum SensitiveData {
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
-        // The length of the base64url run from a position. Runs are measured once and the last
-        // two kept: the scan asks about the run it is in and, for a JWT, the one after a dot, so
-        // every byte is measured at most twice and nothing is allocated (a table of run ends, 4
-        // bytes per byte, fell out of the caches on long values).
-        var recent = (start: -1, end: -1)
-        var older = (start: -1, end: -1)
-        func run(from start: Int) -> Int {
-            guard start < bytes.count, isBase64URL(bytes[start]) else { return 0 }
-            if start >= recent.start, start < recent.end { return recent.end - start }
-            if start >= older.start, start < older.end { return older.end - start }
-            var end = start + 1
-            while end < bytes.count, isBase64URL(bytes[end]) { end += 1 }
-            older = recent
-            recent = (start, end)
-            return end - start
-        }
+        var runs = Base64URLRuns(bytes)
         for start in 0..<(bytes.count - 3) {
             switch bytes[start] {
             case UInt8(ascii: "e"):
-                if isJWT(bytes, at: start, run: run) { return "a JSON Web Token" }
+                if isJWT(bytes, at: start, runs: &runs) { return "a JSON Web Token" }
             case UInt8(ascii: "b"), UInt8(ascii: "B"):
                 if asciiCaseInsensitiveMatch("bearer ", in: bytes, at: start) {
                     // At most 16 characters are needed to say yes: the scan stops there.
@@ -151,11 +146,13 @@ enum SensitiveData {
                     if end - (start + 7) >= 16 { return "a bearer token" }
                 }
             case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
-                let prefixes = apiKeyPrefixes
-                for slot in prefixes.indices {
-                    let prefix = prefixes[slot]
+                // The second byte rules out nearly every position (a run of `s` or `x` costs a
+                // comparison a byte) before the prefixes are compared.
+                guard mayStartAPIKey(bytes[start], bytes[start + 1]) else { continue }
+                for slot in apiKeyPrefixes.indices {
+                    let prefix = apiKeyPrefixes[slot]
                     if prefix.utf8Start[0] == bytes[start], matches(prefix, in: bytes, at: start),
-                       run(from: start + prefix.utf8CodeUnitCount) >= 16 {
+                       runs.length(from: start + prefix.utf8CodeUnitCount) >= 16 {
                         return "an API key (\(prefix)…)"
                     }
                 }
@@ -167,12 +164,12 @@ enum SensitiveData {
     }
 
     /// `eyJ…` (10+ base64url characters), `.`, `eyJ…` (10+), `.`: a JWT's header and claims.
-    static func isJWT(_ bytes: UnsafeRawBufferPointer, at start: Int, run: (Int) -> Int) -> Bool {
+    static func isJWT(_ bytes: UnsafeRawBufferPointer, at start: Int, runs: inout Base64URLRuns) -> Bool {
         guard matches("eyJ", in: bytes, at: start) else { return false }
-        let header = run(start)
+        let header = runs.length(from: start)
         let dot = start + header
         guard header >= 10, dot + 4 < bytes.count, bytes[dot] == UInt8(ascii: "."), matches("eyJ", in: bytes, at: dot + 1) else { return false }
-        let claims = run(dot + 1)
+        let claims = runs.length(from: dot + 1)
         return claims >= 10 && dot + 1 + claims < bytes.count && bytes[dot + 1 + claims] == UInt8(ascii: ".")
     }
 
@@ -197,6 +194,18 @@ enum SensitiveData {
     }
 
     static let apiKeyPrefixes: InlineArray<9, StaticString> = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
+
+    /// Whether `first` and `second` begin one of ``apiKeyPrefixes`` (kept beside it).
+    @inline(__always)
+    static func mayStartAPIKey(_ first: UInt8, _ second: UInt8) -> Bool {
+        switch (first, second) {
+        case (UInt8(ascii: "s"), UInt8(ascii: "k")), (UInt8(ascii: "r"), UInt8(ascii: "k")), (UInt8(ascii: "g"), UInt8(ascii: "h")),
+             (UInt8(ascii: "g"), UInt8(ascii: "i")), (UInt8(ascii: "x"), UInt8(ascii: "o")), (UInt8(ascii: "A"), UInt8(ascii: "K")):
+            return true
+        default:
+            return false
+        }
+    }
 
     /// Key names that say what they hold (compared as lowercase letters and digits, so
     /// `api_key`, `apiKey` and `API-KEY` are one name).
@@ -272,5 +281,29 @@ enum SensitiveData {
     static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) &- UInt8(ascii: "a") < 26 }
     static func isBase64URL(_ byte: UInt8) -> Bool {
         isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+}
+
+/// The length of the base64url run from a position of a string. Runs are measured once and the
+/// last two kept: the credential scan asks about the run it is in and, for a JWT, the one after
+/// a dot, so every byte is measured at most twice and nothing is allocated (a table of run ends,
+/// 4 bytes per byte, fell out of the caches on long values).
+struct Base64URLRuns {
+    private let bytes: UnsafeRawBufferPointer
+    private var recent = (start: -1, end: -1)
+    private var older = (start: -1, end: -1)
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// How many base64url characters follow `start`, itself included (0 when it is not one).
+    mutating func length(from start: Int) -> Int {
+        guard start < bytes.count, SensitiveData.isBase64URL(bytes[start]) else { return 0 }
+        if start >= recent.start, start < recent.end { return recent.end - start }
+        if start >= older.start, start < older.end { return older.end - start }
+        var end = start + 1
+        while end < bytes.count, SensitiveData.isBase64URL(bytes[end]) { end += 1 }
+        older = recent
+        recent = (start, end)
+        return end - start
     }
 }
