@@ -30,12 +30,7 @@ extension JSONDocument {
         let count = Int(entries[objectIndex].count)
         guard count > 1 else { return }
         if count > 32 {
-            var seen = Set<String>()
-            var cursor = objectIndex + 1
-            for _ in 0..<count {
-                if !seen.insert(decodeString(entries[cursor])).inserted { duplicates.append(member(at: cursor)) }
-                cursor = Int(entries[cursor + 1].next)
-            }
+            appendLaterDuplicates(ofLargeObjectAt: objectIndex, count: count, to: &duplicates)
             return
         }
         var keys = InlineArray<32, Int32>(repeating: 0)
@@ -64,6 +59,54 @@ extension JSONDocument {
                 }
             }
         }
+    }
+
+    /// An object of many members: an open-addressing table of key positions hashed on the keys'
+    /// bytes (decoded only for keys with escapes), so a key costs a hash and a comparison
+    /// rather than a String allocation and a Set insertion.
+    private func appendLaterDuplicates(ofLargeObjectAt objectIndex: Int, count: Int, to duplicates: inout [Member]) {
+        let entries = tape
+        var capacity = 64
+        while capacity < count * 2 { capacity <<= 1 }
+        var slots = [Int32](repeating: -1, count: capacity)
+        withUnsafeBytes { source in
+            var cursor = objectIndex + 1
+            for _ in 0..<count {
+                let entry = entries[cursor]
+                let decoded: [UInt8]? = entry.flag ? Array(decodeString(entry).utf8) : nil
+                func bytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+                    if let decoded { return decoded.withUnsafeBytes(body) }
+                    return body(UnsafeRawBufferPointer(rebasing: source[Int(entry.start) + 1..<Int(entry.end) - 1]))
+                }
+                var slot = bytes(Self.hash) & (capacity - 1)
+                while slots[slot] >= 0 {
+                    let earlier = entries[Int(slots[slot])]
+                    let same: Bool
+                    if entry.flag || earlier.flag {
+                        same = decodeString(entry) == decodeString(earlier)
+                    } else {
+                        same = earlier.end - earlier.start == entry.end - entry.start
+                            && Self.equalBytes(source, Int(entry.start), Int(earlier.start), Int(entry.end - entry.start))
+                    }
+                    if same { break }
+                    slot = (slot + 1) & (capacity - 1)
+                }
+                if slots[slot] >= 0 {
+                    duplicates.append(member(at: cursor))
+                } else {
+                    slots[slot] = Int32(cursor)
+                }
+                cursor = Int(entries[cursor + 1].next)
+            }
+        }
+    }
+
+    /// The standard library's seeded hash of `bytes`: keys chosen to collide cannot make the
+    /// table quadratic.
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: bytes)
+        return hasher.finalize()
     }
 
     /// Whether two runs of `source` are equal; short keys are compared inline, longer with memcmp.

@@ -73,12 +73,13 @@ extension JSONDocument {
             let entry = self.entry
             guard entry.kind == .string else { return false }
             if entry.flag { return document.decodeString(entry) == text }
-            var text = text
-            return text.withUTF8 { utf8 in
-                let range = rawStringBytes
-                guard utf8.count == range.count else { return false }
-                return utf8.count == 0 || memcmp(utf8.baseAddress!, document.source.baseAddress! + range.lowerBound, utf8.count) == 0
-            }
+            let range = rawStringBytes
+            // Lengths first: most keys asked about ("aps") differ in length from the key.
+            guard text.utf8.count == range.count else { return false }
+            guard range.count > 0 else { return true }
+            let source = document.source.baseAddress! + range.lowerBound
+            return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, source, range.count) == 0 }
+                ?? text.utf8.elementsEqual(UnsafeBufferPointer(start: source, count: range.count))
         }
 
         /// Calls `body` with a string's UTF-8, decoded: the source bytes themselves when the string

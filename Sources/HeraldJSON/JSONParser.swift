@@ -277,10 +277,32 @@ private struct Scanner: ~Copyable {
             skipWhitespace()
             try parseValue(role: .value)
             count += 1
-            if try closesAfterItem(UInt8(ascii: "}"), container: index, count: count) { return }
+            skipWhitespace()
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "',' or '}' after an object member"))
+            }
+            switch buffer[position] {
+            case UInt8(ascii: ","):
+                lastComma = position
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                closeContainer(at: index, count: count)
+                return
+            case quote,
+                 0xE2 where typographicQuoteLength(at: position) > 0:
+                // The next key follows without a comma (perhaps opened with a typographic quote).
+                let error = unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?")
+                guard recovering else { throw error }
+                recovered.append(error)
+            default:
+                throw unexpected(expected: "',' or '}' after an object member")
+            }
         }
     }
 
+    // The object and array loops end alike but stay two: one shared function for what follows
+    // an item measured 6 to 7% slower parsing (Benchmarks: payload, parse rows).
     mutating func parseArray(role: JSONTapeEntry.Role) throws(JSONParseError) {
         let index = try openContainer(kind: .array, role: role)
         skipWhitespace()
@@ -299,51 +321,27 @@ private struct Scanner: ~Copyable {
             }
             try parseValue(role: .value)
             count += 1
-            if try closesAfterItem(UInt8(ascii: "]"), container: index, count: count) { return }
-        }
-    }
-
-    /// After an object's member or an array's element: a `,` goes on to the next, `closing`
-    /// closes the container (`true`). The start of another key or element is a missing comma
-    /// (recovered from when recovering); anything else is an error.
-    @inline(__always)
-    private mutating func closesAfterItem(_ closing: UInt8, container index: Int, count: Int) throws(JSONParseError) -> Bool {
-        let isObject = closing == UInt8(ascii: "}")
-        let expected = isObject ? "',' or '}' after an object member" : "',' or ']' after an array element"
-        skipWhitespace()
-        guard position < buffer.count else { throw error(.unexpectedEndOfInput(expected: expected)) }
-        let byte = buffer[position]
-        switch byte {
-        case UInt8(ascii: ","):
-            lastComma = position
-            position += 1
             skipWhitespace()
-            return false
-        case closing:
-            closeContainer(at: index, count: count)
-            return true
-        default:
-            // The next key (perhaps opened with a typographic quote) or element without a comma.
-            let startsNext = isObject
-                ? byte == quote || (byte == 0xE2 && typographicQuoteLength(at: position) > 0)
-                : Self.startsValue(byte)
-            guard startsNext else { throw unexpected(expected: expected) }
-            let error = unexpected(expected: expected, hint: isObject ? "is a ',' missing before this key?" : "is a ',' missing before this element?")
-            guard recovering else { throw error }
-            recovered.append(error)
-            return false
-        }
-    }
-
-    /// Whether `byte` can start a JSON value.
-    @inline(__always)
-    private static func startsValue(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-            return true
-        default:
-            return false
+            guard position < buffer.count else {
+                throw error(.unexpectedEndOfInput(expected: "',' or ']' after an array element"))
+            }
+            switch buffer[position] {
+            case UInt8(ascii: ","):
+                lastComma = position
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "]"):
+                closeContainer(at: index, count: count)
+                return
+            case quote, UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                // The next element follows without a comma.
+                let error = unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?")
+                guard recovering else { throw error }
+                recovered.append(error)
+            default:
+                throw unexpected(expected: "',' or ']' after an array element")
+            }
         }
     }
 

@@ -49,7 +49,10 @@ public struct JSONWriter<Output: JSONOutput> {
     /// Writes `{`.
     @inlinable
     public mutating func beginObject() {
-        openContainer(UInt8(ascii: "{"))
+        prepareForValue()
+        output.write(UInt8(ascii: "{"))
+        depth += 1
+        needsSeparator = false
     }
 
     /// Writes `}`.
@@ -61,7 +64,10 @@ public struct JSONWriter<Output: JSONOutput> {
     /// Writes `[`.
     @inlinable
     public mutating func beginArray() {
-        openContainer(UInt8(ascii: "["))
+        prepareForValue()
+        output.write(UInt8(ascii: "["))
+        depth += 1
+        needsSeparator = false
     }
 
     /// Writes `]`.
@@ -212,14 +218,6 @@ public struct JSONWriter<Output: JSONOutput> {
         output.write(UInt8(ascii: ":"))
         if style == .pretty { output.write(UInt8(ascii: " ")) }
         afterKey = true
-    }
-
-    @inlinable
-    mutating func openContainer(_ bracket: UInt8) {
-        prepareForValue()
-        output.write(bracket)
-        depth += 1
-        needsSeparator = false
     }
 
     @inlinable

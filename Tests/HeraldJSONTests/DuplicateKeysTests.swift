@@ -1,0 +1,40 @@
+import HeraldJSON
+import HeraldTestSupport
+import Testing
+
+/// Later duplicate keys, small objects (compared in place) and large ones (a hashed table), held
+/// against Python's `json` reading the same text with every pair kept.
+@Suite("Duplicate keys")
+struct DuplicateKeysTests {
+    /// Keys that are equal only once decoded (`ab` and `a\u0062`, `é` and `\u00e9`), and many
+    /// distinct ones.
+    static let pool: [String] = [#"ab"#, #"a\u0062"#, #"é"#, #"\u00e9"#, #"cd"#, #"c\u0064"#, #"\""#, #"\u0022"#]
+        + (0..<40).map { "k\($0)" }
+
+    @Test(arguments: [2, 5, 31, 32, 33, 64, 200, 1_000])
+    func laterDuplicatesAgreeWithPython(members: Int) throws {
+        try ExternalTools.requirePython(modules: "json", package: "python3")
+        var random = SeededGenerator(seed: UInt64(members))
+        for _ in 0..<5 {
+            let keys = (0..<members).map { _ in Self.pool[Int(random.next() % UInt64(Self.pool.count))] }
+            let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
+            let document = try JSONDocument(parsing: Array(text.utf8))
+            // Each later duplicate as the number it holds: its position among the members.
+            let herald = document.laterDuplicateMembers().map { $0.value.sourceText }
+            let python = try ExternalTools.python(
+                """
+                import json, sys
+                later = []
+                def pairs(items):
+                    seen = set()
+                    for key, value in items:
+                        if key in seen: later.append(value)
+                        seen.add(key)
+                    return {}
+                json.loads(sys.stdin.read(), object_pairs_hook=pairs)
+                print(",".join(str(v) for v in later))
+                """, stdin: Array(text.utf8))
+            #expect(herald.joined(separator: ",") == String(decoding: python, as: UTF8.self).trimmingCharacters(in: .newlines), "\(text.prefix(200))")
+        }
+    }
+}
