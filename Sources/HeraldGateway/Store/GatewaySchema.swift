@@ -107,5 +107,8 @@ enum GatewaySchema {
 /// The store cannot be used: why.
 struct GatewayStoreError: Error, CustomStringConvertible {
     var message: String
+    /// What kind of failure it is, when the database was the cause (a connection of the
+    /// store's own refused or timed out): how ``GuardedStore`` tells an outage.
+    var kind: StoreFailureKind? = nil
     var description: String { message }
 }

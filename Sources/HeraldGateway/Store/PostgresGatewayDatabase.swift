@@ -78,7 +78,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
                 on: MultiThreadedEventLoopGroup.singleton.next(), configuration: connection, id: 0, logger: quiet).get()
             try? await opened.close()
         } catch let error as PSQLError {
-            throw GatewayStoreError(message: "cannot connect to \(redacted(url)): \(Self.describe(error))")
+            throw GatewayStoreError(message: "cannot connect to \(redacted(url)): \(Self.describe(error))", kind: classify(error))
         }
     }
 
@@ -274,6 +274,12 @@ final class PostgresGatewayDatabase: GatewayDatabase {
     }
 
     func classify(_ error: any Error) -> StoreFailureKind {
+        // A connection of the store's own (the probe) says what it met.
+        if let error = error as? GatewayStoreError, let kind = error.kind { return kind }
+        return Self.classify(error)
+    }
+
+    static func classify(_ error: any Error) -> StoreFailureKind {
         guard let error = error as? PSQLError else {
             // The pool's own errors (its circuit breaker, a request it dropped) mean no connection.
             return String(reflecting: type(of: error)).contains("ConnectionPool") ? .connection : .query
