@@ -46,10 +46,10 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "HOST"))
     var host: String = "127.0.0.1"
 
-    @Option(help: ArgumentHelp("The provider API port (default 2197; 0 picks one).", valueName: "PORT"))
+    @Option(help: ArgumentHelp("The provider API port (0 picks one).", valueName: "PORT"))
     var port: Int = 2197
 
-    @Option(name: .customLong("api-port"), help: ArgumentHelp("The web inbox and API port (default 8197; 0 picks one).", valueName: "PORT"))
+    @Option(name: .customLong("api-port"), help: ArgumentHelp("The web inbox and API port (0 picks one).", valueName: "PORT"))
     var apiPort: Int = 8197
 
     @Option(help: ArgumentHelp("Where the demo key and CA are written (default: a folder in the temporary directory).", valueName: "DIR"))
@@ -61,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Also run a push gateway (herald serve) on SQLite whose app points at the mock, and send the examples through its REST API too.")
     var gateway = false
 
-    @Option(name: .customLong("gateway-port"), help: ArgumentHelp("The gateway's API port with --gateway (default 8080; 0 picks one).", valueName: "PORT"))
+    @Option(name: .customLong("gateway-port"), help: ArgumentHelp("The gateway's API port with --gateway (0 picks one).", valueName: "PORT"))
     var gatewayPort: Int = 8080
 
     static let keyID = try! KeyID("HERALDDEMO")

@@ -59,7 +59,7 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-lint"), help: "Send even when lint finds errors.")
     var noLint = false
 
-    @Option(help: ArgumentHelp("The longest wait for each token's answer, retries included (default 30s).", valueName: "SECONDS"))
+    @Option(help: ArgumentHelp("The longest wait for each token's answer, retries included.", valueName: "SECONDS"))
     var timeout: Double = 30
 
     @OptionGroup var credentials: CredentialOptions

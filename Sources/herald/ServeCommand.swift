@@ -71,28 +71,28 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A PostgreSQL URL (postgres://user:password@host:port/database[?sslmode=disable|require]) shared by every gateway process.", valueName: "URL"))
     var postgres: String?
 
-    @Option(help: ArgumentHelp("The address to bind (default 127.0.0.1; 0.0.0.0 for every interface).", valueName: "HOST"))
+    @Option(help: ArgumentHelp("The address to bind (0.0.0.0 for every interface).", valueName: "HOST"))
     var host: String = "127.0.0.1"
 
-    @Option(help: ArgumentHelp("The API port (default 8080; 0 picks one).", valueName: "PORT"))
+    @Option(help: ArgumentHelp("The API port (0 picks one).", valueName: "PORT"))
     var port: Int = 8080
 
     @Option(name: .customLong("admin-key-env"), help: ArgumentHelp("An environment variable holding the administrator's API key (made and printed at first start otherwise).", valueName: "VAR"))
     var adminKeyVariable: String?
 
-    @Option(name: .customLong("in-flight"), help: ArgumentHelp("Deliveries this process holds at once (default 2000).", valueName: "N"))
+    @Option(name: .customLong("in-flight"), help: ArgumentHelp("Deliveries this process holds at once.", valueName: "N"))
     var inFlight: Int = 2_000
 
-    @Option(name: .customLong("claim-lease"), help: ArgumentHelp("Seconds a claim holds a delivery before another process may take it over (default 60).", valueName: "SECONDS"))
+    @Option(name: .customLong("claim-lease"), help: ArgumentHelp("Seconds a claim holds a delivery before another process may take it over.", valueName: "SECONDS"))
     var claimLease: Double = 60
 
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds one send may take, retries within it included (default 30).", valueName: "SECONDS"))
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds one send may take, retries within it included.", valueName: "SECONDS"))
     var requestTimeout: Double = 30
 
-    @Option(name: .customLong("retry-window"), help: ArgumentHelp("Hours a notification without an expiration is retried (default 24).", valueName: "HOURS"))
+    @Option(name: .customLong("retry-window"), help: ArgumentHelp("Hours a notification without an expiration is retried.", valueName: "HOURS"))
     var retryWindow: Double = 24
 
-    @Option(help: ArgumentHelp("Seconds SIGTERM may take to stop: sends under way end and are recorded, the rest given back (default 30).", valueName: "SECONDS"))
+    @Option(help: ArgumentHelp("Seconds SIGTERM may take to stop: sends under way end and are recorded, the rest given back.", valueName: "SECONDS"))
     var grace: Double = 30
 
     @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")
@@ -101,7 +101,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("new-admin-key"), help: "Make a new administrator key and print it once (when the first was lost); other keys stay.")
     var newAdminKey = false
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (default info).", valueName: "LEVEL"))
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error.", valueName: "LEVEL"))
     var log: String = "info"
 
     func validate() throws {
