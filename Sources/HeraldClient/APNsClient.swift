@@ -269,11 +269,17 @@ public final class APNsClient: Sendable {
                     result = .failure(deadlineError(apnsID: apnsID, attempts: attempts, last: failure, limit: limit))
                     break attemptLoop
                 case .notSent:
-                    // Not processed by the server: again at once, on another connection. These do
-                    // not count as attempts, up to a bound that stops a loop.
+                    // Not processed by the server (above a GOAWAY's last-stream-id, refused):
+                    // always safe to send again, and not counted as an attempt. The first few go
+                    // again at once, on another connection; then after a growing pause, so a
+                    // server going away again and again is not stormed, until the deadline.
                     unsent += 1
                     attempts -= 1
-                    if unsent <= 16 {
+                    if unsent <= Self.immediateResends {
+                        metrics.retries.increment()
+                        continue attemptLoop
+                    }
+                    if await backoff(attempt: unsent - Self.immediateResends, deadline: deadline) {
                         metrics.retries.increment()
                         continue attemptLoop
                     }
@@ -292,6 +298,10 @@ public final class APNsClient: Sendable {
         record(result, started: started, token: token)
         return result
     }
+
+    /// How many times a request the server did not process is sent again at once, before the
+    /// next resends wait a backoff.
+    static let immediateResends = 4
 
     /// Waits the backoff before attempt `attempt + 1`; false when it would pass the deadline.
     private func backoff(attempt: Int, deadline: NIODeadline) async -> Bool {

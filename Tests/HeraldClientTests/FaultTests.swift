@@ -43,6 +43,22 @@ import Testing
         await client.shutdown()
     }
 
+    /// GOAWAYs one after another (each before its request is processed, every 10th request):
+    /// a request refused unprocessed is safe to send again, and is, until its deadline; the
+    /// first few at once, then after a growing pause, so no request gives up while the server
+    /// still takes requests.
+    @Test func aStormOfGoAwaysStillDeliversEverything() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown/before,every=10"))
+        let client = try harness.client { $0.maximumConnections = 4 }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(2_000))
+        let failures = outcomes.compactMap { $0.1.failure }
+        #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(3))")
+        #expect(try await harness.checkAgreement(outcomes, expectedCount: 2_000) == 0, "an unprocessed request is never doubled")
+        await client.shutdown()
+    }
+
     @Test func resetStreamsAndClosedConnectionsAreRetried() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
