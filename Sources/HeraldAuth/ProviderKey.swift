@@ -124,12 +124,6 @@ public struct CredentialError: Error, Sendable, Hashable, CustomStringConvertibl
     /// What is wrong and what was expected.
     public var problem: String
 
-    /// Creates an error.
-    public init(source: String, problem: String) {
-        self.source = source
-        self.problem = problem
-    }
-
     /// `FILE: problem`.
     public var description: String { "\(source): \(problem)" }
 

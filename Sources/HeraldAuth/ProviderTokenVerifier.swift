@@ -106,12 +106,6 @@ public struct ProviderTokenRejection: Error, Sendable, Hashable, CustomStringCon
     /// What is wrong.
     public var problem: String
 
-    /// Creates a rejection.
-    public init(reason: APNsReason, problem: String) {
-        self.reason = reason
-        self.problem = problem
-    }
-
     /// `problem (403 Reason)`.
     public var description: String { "\(problem) (\(reason.statusAndReason))" }
 }

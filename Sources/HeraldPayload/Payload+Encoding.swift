@@ -16,12 +16,6 @@ public struct PayloadBuildError: Error, Sendable, Hashable, CustomStringConverti
     /// What is wrong.
     public var problem: String
 
-    /// Creates an error.
-    public init(key: String, problem: String) {
-        self.key = key
-        self.problem = problem
-    }
-
     /// `custom key "…": problem`.
     public var description: String { "custom key \"\(key)\": \(problem)" }
 }

@@ -27,13 +27,6 @@ public struct PayloadDecodingError: Error, Sendable, Hashable, CustomStringConve
     /// Where that value starts in the source.
     public var location: SourceLocation
 
-    /// Creates an error.
-    public init(kind: Kind, pointer: JSONPointer, location: SourceLocation) {
-        self.kind = kind
-        self.pointer = pointer
-        self.location = location
-    }
-
     /// The message without location or pointer.
     public var message: String {
         switch kind {

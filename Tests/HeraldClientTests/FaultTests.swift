@@ -46,16 +46,20 @@ import Testing
     /// GOAWAYs one after another (each before its request is processed, every 10th request):
     /// a request refused unprocessed is safe to send again, and is, until its deadline; the
     /// first few at once, then after a growing pause, so no request gives up while the server
-    /// still takes requests.
-    @Test func aStormOfGoAwaysStillDeliversEverything() async throws {
+    /// still takes requests. (Every tenth request opens a connection, with its TLS handshake:
+    /// the test takes the machine to itself and gives requests a minute.)
+    @Test(.exclusive) func aStormOfGoAwaysStillDeliversEverything() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
         _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown/before,every=10"))
-        let client = try harness.client { $0.maximumConnections = 4 }
-        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(2_000))
+        let client = try harness.client {
+            $0.maximumConnections = 4
+            $0.requestTimeout = .seconds(60)
+        }
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(1_000))
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(3))")
-        #expect(try await harness.checkAgreement(outcomes, expectedCount: 2_000) == 0, "an unprocessed request is never doubled")
+        #expect(try await harness.checkAgreement(outcomes, expectedCount: 1_000) == 0, "an unprocessed request is never doubled")
         await client.shutdown()
     }
 
