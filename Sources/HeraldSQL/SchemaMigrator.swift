@@ -17,10 +17,11 @@ package struct SchemaMigrator: Sendable {
     package enum VersionRecord: Sendable {
         /// SQLite's `PRAGMA user_version` (in the file's header, part of the transaction).
         case userVersion
-        /// A table of one integer column `version`, a row per migration applied. With `lock`,
-        /// the table is locked first (PostgreSQL: two processes starting at once, one migrates
-        /// and the other waits for it, then finds nothing to do).
-        case table(name: String, lock: Bool)
+        /// A table of one integer column `version`, a row per migration applied, created if
+        /// missing. `serialize`, when given, runs first in the migration's transaction and makes
+        /// other migrators wait for it (PostgreSQL: processes starting at once on a new database;
+        /// one creates and migrates, the others then find nothing to do).
+        case table(name: String, serialize: String?)
     }
 
     /// The database is at a version this build does not know.
@@ -56,17 +57,15 @@ package struct SchemaMigrator: Sendable {
     ///   version threw.
     @discardableResult
     package func migrate(_ database: some SQLDatabase) async throws -> Int {
-        if case .table(let name, _) = record {
-            try await database.query("CREATE TABLE IF NOT EXISTS \(name) (version INTEGER NOT NULL)")
-        }
         let migrations = self.migrations, record = self.record, latest = self.latest
         return try await database.transaction { executor in
             let found: Int
             switch record {
             case .userVersion:
                 found = Int(try await executor.query("PRAGMA user_version").first?.integer("user_version") ?? 0)
-            case .table(let name, let lock):
-                if lock { try await executor.query("LOCK TABLE \(name) IN EXCLUSIVE MODE") }
+            case .table(let name, let serialize):
+                if let serialize { try await executor.query(serialize) }
+                try await executor.query("CREATE TABLE IF NOT EXISTS \(name) (version INTEGER NOT NULL)")
                 found = Int(try await executor.query("SELECT coalesce(max(version), 0) AS v FROM \(name)").first?.integer("v") ?? 0)
             }
             guard found <= latest else { throw NewerSchema(found: found, known: latest) }

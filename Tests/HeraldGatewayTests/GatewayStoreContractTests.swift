@@ -245,6 +245,24 @@ import Testing
         let flat = claims.flatMap { $0 }
         #expect(flat.count == 2_000 && Set(flat).count == 2_000, "each row claimed exactly once")
     }
+
+    /// Processes starting at once on a new PostgreSQL database: one migrates, the others wait
+    /// for it and find nothing to do; every one opens.
+    @Test func processesStartingAtOnceMigrateOnce() async throws {
+        guard PostgresTestDatabase.isAvailable else {
+            try Test.cancel(Comment(rawValue: "skipped: " + PostgresTestDatabase.notConfigured))
+        }
+        let database = try PostgresTestDatabase()
+        let logger = Logger(label: "test")
+        let stores = try await withThrowingTaskGroup(of: SQLGatewayStore.self) { group in
+            for _ in 0..<6 { group.addTask { try await PostgresGatewayDatabase.open(url: database.url, logger: logger, maximumConnections: 2) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(stores.count == 6)
+        let versions = try await PostgresTestDatabase.psqlInBackground(database.url, "SELECT string_agg(version::text, ',') FROM herald_gateway_schema")
+        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "each migration recorded once: \(versions)")
+        for store in stores { await store.close() }
+    }
 }
 
 extension NewJob {

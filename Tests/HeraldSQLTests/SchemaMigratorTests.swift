@@ -22,7 +22,7 @@ import Testing
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(arguments: [SchemaMigrator.VersionRecord.userVersion, .table(name: "schema_versions", lock: false)])
+    @Test(arguments: [SchemaMigrator.VersionRecord.userVersion, .table(name: "schema_versions", serialize: nil)])
     func appliesEachMigrationOnceInOrder(record: SchemaMigrator.VersionRecord) async throws {
         let directory = try TemporaryDirectory()
         let database = try await Self.open(directory)
@@ -58,10 +58,10 @@ import Testing
     @Test func aFailingMigrationLeavesNothingOfItself() async throws {
         let directory = try TemporaryDirectory()
         let database = try await Self.open(directory)
-        try await SchemaMigrator([Self.first], record: .table(name: "v", lock: false)).migrate(database)
+        try await SchemaMigrator([Self.first], record: .table(name: "v", serialize: nil)).migrate(database)
         let broken = SchemaMigrator.Migration(version: 2, statements: ["CREATE TABLE b (z TEXT)", "INSERT INTO missing VALUES (1)"])
         do {
-            try await SchemaMigrator([Self.first, broken], record: .table(name: "v", lock: false)).migrate(database)
+            try await SchemaMigrator([Self.first, broken], record: .table(name: "v", serialize: nil)).migrate(database)
             Issue.record("a failing statement was not reported")
         } catch let error as SchemaMigrator.Failure {
             #expect(error.version == 2)

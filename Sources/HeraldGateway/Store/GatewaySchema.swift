@@ -24,10 +24,16 @@ enum GatewaySchema {
     /// The table recording the migrations applied.
     static let versionTable = "herald_gateway_schema"
 
+    /// The advisory lock migrators of one PostgreSQL database take in turn ("HRLD").
+    static let advisoryLock: Int64 = 0x4852_4C44
+
     /// Brings a database to this build's schema; on PostgreSQL, processes starting at once
     /// migrate one after the other.
     static func migrator(for dialect: Dialect) -> SchemaMigrator {
-        SchemaMigrator(migrations(for: dialect), record: .table(name: versionTable, lock: dialect == .postgres))
+        // PostgreSQL: a transaction-scoped advisory lock, taken before the version table exists
+        // (a table lock needs the table; two processes creating it at once could collide).
+        let serialize = dialect == .postgres ? "SELECT count(*) AS locked FROM (SELECT pg_advisory_xact_lock(\(advisoryLock))) AS l" : nil
+        return SchemaMigrator(migrations(for: dialect), record: .table(name: versionTable, serialize: serialize))
     }
 
     /// Brings `database` (named so in messages) to this build's schema; what goes wrong as a

@@ -279,7 +279,13 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         return Self.classify(error)
     }
 
+    /// What made a transaction fail: its body, else its commit, its begin, its rollback.
+    static func cause(of transaction: PostgresTransactionError) -> (any Error)? {
+        transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction.rollbackError
+    }
+
     static func classify(_ error: any Error) -> StoreFailureKind {
+        if let transaction = error as? PostgresTransactionError, let cause = cause(of: transaction) { return classify(cause) }
         guard let error = error as? PSQLError else {
             // The pool's own errors (its circuit breaker, a request it dropped) mean no connection.
             return String(reflecting: type(of: error)).contains("ConnectionPool") ? .connection : .query
@@ -303,6 +309,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
     }
 
     func describe(_ error: any Error) -> String {
+        if let transaction = error as? PostgresTransactionError, let cause = Self.cause(of: transaction) { return describe(cause) }
         if let error = error as? PSQLError { return Self.describe(error) }
         if let error = error as? GatewayStoreError { return error.message }
         return String(reflecting: error)
