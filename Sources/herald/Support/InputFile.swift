@@ -42,14 +42,21 @@ struct InputFile {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw UsageError(message: "cannot read '\(displayName)': \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
+            let count = try readChunk(from: descriptor, into: &chunk)
+            if count == 0 { return result }
             result.append(contentsOf: chunk[0..<count])
         }
-        return result
+    }
+
+    /// One `read(2)` into `chunk`, retried when a signal interrupts it: the number of bytes
+    /// read, 0 at the end of the input.
+    func readChunk(from descriptor: Int32, into chunk: inout [UInt8]) throws(UsageError) -> Int {
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count >= 0 { return count }
+            if errno != EINTR {
+                throw UsageError(message: "cannot read '\(displayName)': \(String(cString: strerror(errno)))")
+            }
+        }
     }
 }

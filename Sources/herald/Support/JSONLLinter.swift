@@ -96,11 +96,7 @@ private struct BlockReader {
         pending = []
         block.reserveCapacity(JSONLLinter.blockSize + chunk.count)
         while block.count < JSONLLinter.blockSize {
-            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw UsageError(message: "cannot read '\(input.displayName)': \(String(cString: strerror(errno)))")
-            }
+            let count = try input.readChunk(from: descriptor, into: &chunk)
             if count == 0 {
                 finished = true
                 if input.path != nil { close(descriptor) }
