@@ -16,25 +16,42 @@ struct DuplicateKeysTests {
         try ExternalTools.requirePython(modules: "json", package: "python3")
         var random = SeededGenerator(seed: UInt64(members))
         for _ in 0..<5 {
-            let keys = (0..<members).map { _ in Self.pool[Int(random.next() % UInt64(Self.pool.count))] }
-            let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
-            let document = try JSONDocument(parsing: Array(text.utf8))
-            // Each later duplicate as the number it holds: its position among the members.
-            let herald = document.laterDuplicateMembers().map { $0.value.sourceText }
-            let python = try ExternalTools.python(
-                """
-                import json, sys
-                later = []
-                def pairs(items):
-                    seen = set()
-                    for key, value in items:
-                        if key in seen: later.append(value)
-                        seen.add(key)
-                    return {}
-                json.loads(sys.stdin.read(), object_pairs_hook=pairs)
-                print(",".join(str(v) for v in later))
-                """, stdin: Array(text.utf8))
-            #expect(herald.joined(separator: ",") == String(decoding: python, as: UTF8.self).trimmingCharacters(in: .newlines), "\(text.prefix(200))")
+            try expectAgreement((0..<members).map { _ in Self.pool[Int(random.next() % UInt64(Self.pool.count))] })
         }
+    }
+
+    /// Keys each a prefix of the next (`x`, `xx`, … 300 of them, past the 16 bytes compared
+    /// inline): two that meet in the table agree up to the shorter one's end, so a comparison
+    /// that stops short of it calls them the same.
+    @Test(arguments: [64, 1_000])
+    func keysThatArePrefixesOfOthersAreNotDuplicates(members: Int) throws {
+        try ExternalTools.requirePython(modules: "json", package: "python3")
+        var random = SeededGenerator(seed: UInt64(members) &+ 7)
+        for _ in 0..<5 {
+            try expectAgreement((0..<members).map { _ in String(repeating: "x", count: 1 + Int(random.next() % 300)) })
+        }
+    }
+
+    /// The later duplicates Herald finds in an object of `keys` (each holding its position) are
+    /// those Python's `json` finds, in order.
+    private func expectAgreement(_ keys: [String]) throws {
+        let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
+        let document = try JSONDocument(parsing: Array(text.utf8))
+        // Each later duplicate as the number it holds: its position among the members.
+        let herald = document.laterDuplicateMembers().map { $0.value.sourceText }
+        let python = try ExternalTools.python(
+            """
+            import json, sys
+            later = []
+            def pairs(items):
+                seen = set()
+                for key, value in items:
+                    if key in seen: later.append(value)
+                    seen.add(key)
+                return {}
+            json.loads(sys.stdin.read(), object_pairs_hook=pairs)
+            print(",".join(str(v) for v in later))
+            """, stdin: Array(text.utf8))
+        #expect(herald.joined(separator: ",") == String(decoding: python, as: UTF8.self).trimmingCharacters(in: .newlines), "\(text.prefix(200))")
     }
 }
