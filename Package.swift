@@ -257,6 +257,7 @@ let package = Package(
             dependencies: [
                 "herald", "HeraldGateway", "HeraldMock", "HeraldClient", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // Writes the git commit Herald is built from into HeraldProtocol (HeraldVersion.commit).
         .plugin(name: "HeraldBuildInfo", capability: .buildTool()),

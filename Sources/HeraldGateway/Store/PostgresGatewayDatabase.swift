@@ -84,6 +84,9 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     /// What a connection failure means, in a line (the server's message when it sent one).
     static func describe(_ error: PSQLError) -> String {
+        // PostgresNIO wraps its own errors (a connection error caused by the server closing it);
+        // the innermost one says what happened, where the outer one's text is a placeholder.
+        if let inner = error.underlying as? PSQLError { return describe(inner) }
         if let state = error.serverInfo?[.sqlState], let message = error.serverInfo?[.message] {
             return "\(message) (SQLSTATE \(state))"
         }
@@ -295,6 +298,10 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             // Connection exceptions, the server shutting down or starting, too many connections.
             if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" { return .connection }
             return .query
+        }
+        if let inner = error.underlying as? PSQLError, error.code == .connectionError || error.code == .serverClosedConnection {
+            let kind = classify(inner)
+            return kind == .query ? .connection : kind
         }
         switch error.code {
         case .connectionError:
