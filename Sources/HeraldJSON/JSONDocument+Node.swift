@@ -187,99 +187,74 @@ extension JSONDocument {
         public var key: String { keyNode.stringValue ?? "" }
     }
 
-    /// The elements of an array.
-    public struct Elements: Sequence, Sendable {
+    /// Walks one container's children on the tape. Each child's last entry says where the
+    /// next sibling starts, so a step costs one read however deep the child is.
+    @usableFromInline
+    struct Children: Sendable {
         @usableFromInline let document: JSONDocument
-        @usableFromInline let parent: Int
+        @usableFromInline var cursor: Int
+        @usableFromInline var remaining: Int
 
+        /// The children of the node at `parent` when it is a `kind`; none otherwise.
         @inlinable
-        init(document: JSONDocument, parent: Int) {
-            self.document = document
-            self.parent = parent
-        }
-
-        /// An iterator over the elements.
-        public struct Iterator: IteratorProtocol, Sendable {
-            @usableFromInline let document: JSONDocument
-            @usableFromInline var cursor: Int
-            @usableFromInline var remaining: Int
-
-            @inlinable
-            init(document: JSONDocument, cursor: Int, remaining: Int) {
-                self.document = document
-                self.cursor = cursor
-                self.remaining = remaining
-            }
-
-            /// The next element.
-            @inlinable
-            public mutating func next() -> Node? {
-                guard remaining > 0 else { return nil }
-                remaining -= 1
-                let node = Node(document: document, index: cursor)
-                cursor = Int(document.tape[cursor].next)
-                return node
-            }
-        }
-
-        /// Makes an iterator.
-        @inlinable
-        public func makeIterator() -> Iterator {
+        init(document: JSONDocument, parent: Int, kind: JSONKind) {
             let entry = document.tape[parent]
-            let count = entry.kind == .array ? Int(entry.count) : 0
-            return Iterator(document: document, cursor: parent + 1, remaining: count)
+            self.document = document
+            self.cursor = parent + 1
+            self.remaining = entry.kind == kind ? Int(entry.count) : 0
         }
 
-        /// The number of elements.
-        public var underestimatedCount: Int { Int(document.tape[parent].count) }
+        /// The tape index of the next child, and a step past it; a child spans `width` entries
+        /// at its top level (an object member: 2, the key and the value).
+        @inlinable
+        mutating func next(width: Int) -> Int? {
+            guard remaining > 0 else { return nil }
+            remaining -= 1
+            let index = cursor
+            cursor = Int(document.tape[index + width - 1].next)
+            return index
+        }
     }
 
-    /// The members of an object.
-    public struct Members: Sequence, Sendable {
-        @usableFromInline let document: JSONDocument
-        @usableFromInline let parent: Int
+    /// The elements of an array (none for another kind). Each copy iterates on its own.
+    public struct Elements: Sequence, IteratorProtocol, Sendable {
+        @usableFromInline var children: Children
 
         @inlinable
         init(document: JSONDocument, parent: Int) {
-            self.document = document
-            self.parent = parent
+            children = Children(document: document, parent: parent, kind: .array)
         }
 
-        /// An iterator over the members.
-        public struct Iterator: IteratorProtocol, Sendable {
-            @usableFromInline let document: JSONDocument
-            @usableFromInline var cursor: Int
-            @usableFromInline var remaining: Int
-
-            @inlinable
-            init(document: JSONDocument, cursor: Int, remaining: Int) {
-                self.document = document
-                self.cursor = cursor
-                self.remaining = remaining
-            }
-
-            /// The next member.
-            @inlinable
-            public mutating func next() -> Member? {
-                guard remaining > 0 else { return nil }
-                remaining -= 1
-                let key = Node(document: document, index: cursor)
-                let value = Node(document: document, index: cursor + 1)
-                cursor = Int(document.tape[cursor + 1].next)
-                return Member(keyNode: key, value: value)
-            }
-        }
-
-        /// Makes an iterator.
+        /// The next element.
         @inlinable
-        public func makeIterator() -> Iterator {
-            let entry = document.tape[parent]
-            let count = entry.kind == .object ? Int(entry.count) : 0
-            return Iterator(document: document, cursor: parent + 1, remaining: count)
+        public mutating func next() -> Node? {
+            guard let index = children.next(width: 1) else { return nil }
+            return Node(document: children.document, index: index)
         }
 
-        /// The number of members.
-        public var underestimatedCount: Int { Int(document.tape[parent].count) }
+        /// The number of elements left.
+        public var underestimatedCount: Int { children.remaining }
+    }
+
+    /// The members of an object (none for another kind). Each copy iterates on its own.
+    public struct Members: Sequence, IteratorProtocol, Sendable {
+        @usableFromInline var children: Children
+
+        @inlinable
+        init(document: JSONDocument, parent: Int) {
+            children = Children(document: document, parent: parent, kind: .object)
+        }
+
+        /// The next member.
+        @inlinable
+        public mutating func next() -> Member? {
+            guard let index = children.next(width: 2) else { return nil }
+            return Member(keyNode: Node(document: children.document, index: index),
+                          value: Node(document: children.document, index: index + 1))
+        }
+
+        /// The number of members left.
+        public var underestimatedCount: Int { children.remaining }
     }
 }
 

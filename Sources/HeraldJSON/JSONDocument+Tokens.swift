@@ -48,47 +48,38 @@ extension JSONDocument {
     }
 
     /// The tokens of a subtree; see ``tokens(in:)``. Holds the document, so the tape stays alive.
-    public struct Tokens: Sequence {
+    /// Each copy iterates on its own.
+    public struct Tokens: Sequence, IteratorProtocol {
         @usableFromInline let document: JSONDocument
-        @usableFromInline let range: Range<Int>
+        @usableFromInline var index: Int
+        @usableFromInline let end: Int
 
         @inlinable
         init(document: JSONDocument, range: Range<Int>) {
             self.document = document
-            self.range = range
+            self.index = range.lowerBound
+            self.end = range.upperBound
         }
 
-        /// Iterates the tokens.
-        public struct Iterator: IteratorProtocol {
-            @usableFromInline let document: JSONDocument
-            @usableFromInline var index: Int
-            @usableFromInline let end: Int
-
-            @inlinable
-            init(document: JSONDocument, index: Int, end: Int) {
-                self.document = document
-                self.index = index
-                self.end = end
-            }
-
-            /// The next token.
-            @inlinable
-            public mutating func next() -> Token? {
-                guard index < end else { return nil }
-                let entry = document.tape[index]
-                defer { index += 1 }
-                return Token(index: index, kind: entry.kind, isKey: entry.role == .key,
-                             byteRange: Int(entry.start)..<Int(entry.end), hasEscapes: entry.kind == .string && entry.flag)
-            }
+        /// The next token.
+        @inlinable
+        public mutating func next() -> Token? {
+            guard index < end else { return nil }
+            defer { index += 1 }
+            return document.token(at: index)
         }
 
-        /// Makes an iterator.
+        /// The number of tokens left.
         @inlinable
-        public func makeIterator() -> Iterator { Iterator(document: document, index: range.lowerBound, end: range.upperBound) }
+        public var underestimatedCount: Int { end - index }
+    }
 
-        /// The number of tokens.
-        @inlinable
-        public var underestimatedCount: Int { range.count }
+    /// The token of the tape entry at `index`.
+    @inlinable
+    func token(at index: Int) -> Token {
+        let entry = tape[index]
+        return Token(index: index, kind: entry.kind, isKey: entry.role == .key,
+                     byteRange: Int(entry.start)..<Int(entry.end), hasEscapes: entry.kind == .string && entry.flag)
     }
 
     /// Calls `body` for every key and value in `node`'s subtree (the node included), in document
@@ -99,9 +90,7 @@ extension JSONDocument {
         let end = Int(tape[node.index].next)
         try withUnsafeBytes { source in
             for index in node.index..<end {
-                let entry = tape[index]
-                try body(Token(index: index, kind: entry.kind, isKey: entry.role == .key,
-                               byteRange: Int(entry.start)..<Int(entry.end), hasEscapes: entry.kind == .string && entry.flag), source)
+                try body(token(at: index), source)
             }
         }
     }

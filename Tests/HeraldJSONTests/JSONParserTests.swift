@@ -16,6 +16,32 @@ struct JSONParserTests {
         #expect(document.root.value.objectValue?.duplicateKeys == ["b"])
     }
 
+    @Test("children and tokens: each copy iterates on its own, counts what is left, and a container of the other kind has none")
+    func childSequences() throws {
+        let document = try JSONDocument(parsing: #"{"a":{"deep":[1,[2,3]]},"b":[true,null,{"c":4}],"d":"x"}"#)
+        var members = document.root.members
+        let untouched = members
+        #expect(members.next()?.key == "a")
+        #expect(members.underestimatedCount == 2)
+        #expect(members.map(\.key) == ["b", "d"])
+        #expect(untouched.map(\.key) == ["a", "b", "d"])
+        let array = try #require(document.root["b"])
+        var elements = array.elements
+        #expect(elements.underestimatedCount == 3)
+        #expect(elements.next()?.kind == .bool)
+        #expect(elements.map(\.kind) == [.null, .object])
+        #expect(array.elements.map(\.kind) == [.bool, .null, .object])
+        // Siblings after a nested child are found however deep it is.
+        #expect(document.root["a"]?["deep"]?.elements.map(\.kind) == [.number, .array])
+        #expect(Array(document.root.elements).isEmpty && Array(array.members).isEmpty)
+        #expect(document.root.elements.underestimatedCount == 0)
+        var tokens = document.tokens(in: array)
+        #expect(tokens.underestimatedCount == 6)
+        _ = tokens.next()
+        #expect(tokens.map(\.kind) == [.bool, .null, .object, .string, .number])
+        #expect(tokens.underestimatedCount == 5)
+    }
+
     @Test("number views")
     func numbers() throws {
         let document = try JSONDocument(parsing: "[5, 5.0, 5e0, -9223372036854775808, 9223372036854775808, 0.5, 1e400]")
