@@ -24,9 +24,7 @@ extension Payload: Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: AnyCodingKey.self)
         if let aps { try container.encode(aps, forKey: AnyCodingKey(PayloadKey.aps.description)) }
-        for member in custom.members {
-            try container.encode(member.value, forKey: AnyCodingKey(member.key))
-        }
+        try container.encode(members: custom)
     }
 }
 
@@ -35,12 +33,7 @@ extension APS: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         self.init()
-        var others: [JSONObject.Member] = []
-        for codingKey in container.allKeys {
-            guard let key = APSKey(codingKey.stringValue) else {
-                others.append(JSONObject.Member(key: codingKey.stringValue, value: try container.decode(JSONValue.self, forKey: codingKey)))
-                continue
-            }
+        let others = try container.decodeMembers(as: APSKey.self) { key, codingKey in
             switch key {
             case .alert: alert = try container.decode(Alert.self, forKey: codingKey)
             case .badge: badge = try container.decode(Int.self, forKey: codingKey)
@@ -105,9 +98,7 @@ extension APS: Codable {
         try container.encodeIfPresent(inputPushChannel, forKey: key(.inputPushChannel))
         try container.encodeIfPresent(contentChanged, forKey: key(.contentChanged))
         try container.encodeIfPresent(urlArgs, forKey: key(.urlArgs))
-        for member in otherKeys.members {
-            try container.encode(member.value, forKey: AnyCodingKey(member.key))
-        }
+        try container.encode(members: otherKeys)
     }
 }
 
@@ -138,12 +129,7 @@ extension AlertContent: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         self.init()
-        var others: [JSONObject.Member] = []
-        for codingKey in container.allKeys {
-            guard let key = AlertKey(codingKey.stringValue) else {
-                others.append(JSONObject.Member(key: codingKey.stringValue, value: try container.decode(JSONValue.self, forKey: codingKey)))
-                continue
-            }
+        let others = try container.decodeMembers(as: AlertKey.self) { key, codingKey in
             switch key {
             case .title: title = try container.decode(AlertText.self, forKey: codingKey)
             case .subtitle: subtitle = try container.decode(AlertText.self, forKey: codingKey)
@@ -184,9 +170,7 @@ extension AlertContent: Codable {
         try container.encodeIfPresent(summaryArg, forKey: key(.summaryArg))
         try container.encodeIfPresent(summaryArgCount, forKey: key(.summaryArgCount))
         try container.encodeIfPresent(sound, forKey: key(.sound))
-        for member in otherKeys.members {
-            try container.encode(member.value, forKey: AnyCodingKey(member.key))
-        }
+        try container.encode(members: otherKeys)
     }
 }
 
@@ -243,13 +227,11 @@ extension Sound: Codable {
         }
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         var sound = CriticalSound(critical: nil)
-        var others: [JSONObject.Member] = []
-        for codingKey in container.allKeys {
-            switch SoundKey(codingKey.stringValue) {
-            case .critical?: sound.critical = try container.decode(Int.self, forKey: codingKey)
-            case .name?: sound.name = try container.decode(String.self, forKey: codingKey)
-            case .volume?: sound.volume = try container.decode(Double.self, forKey: codingKey)
-            case nil: others.append(JSONObject.Member(key: codingKey.stringValue, value: try container.decode(JSONValue.self, forKey: codingKey)))
+        let others = try container.decodeMembers(as: SoundKey.self) { key, codingKey in
+            switch key {
+            case .critical: sound.critical = try container.decode(Int.self, forKey: codingKey)
+            case .name: sound.name = try container.decode(String.self, forKey: codingKey)
+            case .volume: sound.volume = try container.decode(Double.self, forKey: codingKey)
             }
         }
         sound.otherKeys = JSONObject(members: others)
@@ -267,9 +249,32 @@ extension Sound: Codable {
             try container.encodeIfPresent(sound.critical, forKey: AnyCodingKey(SoundKey.critical.description))
             try container.encodeIfPresent(sound.name, forKey: AnyCodingKey(SoundKey.name.description))
             try container.encodeIfPresent(sound.volume, forKey: AnyCodingKey(SoundKey.volume.description))
-            for member in sound.otherKeys.members {
-                try container.encode(member.value, forKey: AnyCodingKey(member.key))
+            try container.encode(members: sound.otherKeys)
+        }
+    }
+}
+
+extension KeyedDecodingContainer<AnyCodingKey> {
+    /// Calls `body` with each key that is a `Key`, and returns the other members, for
+    /// `otherKeys`.
+    func decodeMembers<Key: KnownKey>(as _: Key.Type, _ body: (Key, AnyCodingKey) throws -> Void) throws -> [JSONObject.Member] {
+        var others: [JSONObject.Member] = []
+        for codingKey in allKeys {
+            if let key = Key(codingKey.stringValue) {
+                try body(key, codingKey)
+            } else {
+                others.append(JSONObject.Member(key: codingKey.stringValue, value: try decode(JSONValue.self, forKey: codingKey)))
             }
+        }
+        return others
+    }
+}
+
+extension KeyedEncodingContainer<AnyCodingKey> {
+    /// Encodes an object's members, in order, into the object being encoded.
+    mutating func encode(members object: JSONObject) throws {
+        for member in object.members {
+            try encode(member.value, forKey: AnyCodingKey(member.key))
         }
     }
 }

@@ -140,6 +140,25 @@ struct PayloadReader {
         return seen & bit == 0
     }
 
+    /// Calls `read` with each member of `node` whose key is a `Key`, in source order (a repeated
+    /// key is a ``duplicate(_:)``), and returns the other members, for `otherKeys`.
+    @inline(__always)
+    func readMembers<Key: KnownKey>(
+        of node: JSONDocument.Node, as _: Key.Type, _ read: (Key, JSONDocument.Node) throws(PayloadDecodingError) -> Void
+    ) throws(PayloadDecodingError) -> [JSONObject.Member] {
+        var seen: UInt64 = 0
+        var others: [JSONObject.Member] = []
+        for member in node.members {
+            guard let key = knownKey(member, as: Key.self) else {
+                others.append(JSONObject.Member(key: member.key, value: member.value.value))
+                continue
+            }
+            if !firstSighting(key, in: &seen) { try duplicate(member) }
+            try read(key, member.value)
+        }
+        return others
+    }
+
     func payload() throws(PayloadDecodingError) -> Payload {
         let root = document.root
         guard root.kind == .object else {
@@ -174,15 +193,7 @@ struct PayloadReader {
 
     func readAPS(_ node: JSONDocument.Node, into aps: inout APS) throws(PayloadDecodingError) {
         try requireObject(node, "an object (the aps dictionary)")
-        var seen: UInt64 = 0
-        var others: [JSONObject.Member] = []
-        for member in node.members {
-            guard let key = knownKey(member, as: APSKey.self) else {
-                others.append(JSONObject.Member(key: member.key, value: member.value.value))
-                continue
-            }
-            if !firstSighting(key, in: &seen) { try duplicate(member) }
-            let value = member.value
+        let others = try readMembers(of: node, as: APSKey.self) { (key, value) throws(PayloadDecodingError) in
             switch key {
             case .alert:
                 if recovery == nil { try readAlert(value, into: &aps.alert) } else {
@@ -234,15 +245,7 @@ struct PayloadReader {
     }
 
     func readAlertContent(_ node: JSONDocument.Node, into content: inout AlertContent) throws(PayloadDecodingError) {
-        var seen: UInt64 = 0
-        var others: [JSONObject.Member] = []
-        for member in node.members {
-            guard let key = knownKey(member, as: AlertKey.self) else {
-                others.append(JSONObject.Member(key: member.key, value: member.value.value))
-                continue
-            }
-            if !firstSighting(key, in: &seen) { try duplicate(member) }
-            let value = member.value
+        let others = try readMembers(of: node, as: AlertKey.self) { (key, value) throws(PayloadDecodingError) in
             switch key {
             case .title: content.title = try lenient(value, alertText)
             case .subtitle: content.subtitle = try lenient(value, alertText)
@@ -311,18 +314,11 @@ struct PayloadReader {
             return .named(node.stringValue ?? "")
         case .object:
             var sound = CriticalSound(critical: nil)
-            var seen: UInt64 = 0
-            var others: [JSONObject.Member] = []
-            for member in node.members {
-                guard let key = knownKey(member, as: SoundKey.self) else {
-                    others.append(JSONObject.Member(key: member.key, value: member.value.value))
-                    continue
-                }
-                if !firstSighting(key, in: &seen) { try duplicate(member) }
+            let others = try readMembers(of: node, as: SoundKey.self) { (key, value) throws(PayloadDecodingError) in
                 switch key {
-                case .critical: sound.critical = try lenient(member.value, integer)
-                case .name: sound.name = try lenient(member.value, string)
-                case .volume: sound.volume = try lenient(member.value, double)
+                case .critical: sound.critical = try lenient(value, integer)
+                case .name: sound.name = try lenient(value, string)
+                case .volume: sound.volume = try lenient(value, double)
                 }
             }
             sound.otherKeys = JSONObject(members: others)
