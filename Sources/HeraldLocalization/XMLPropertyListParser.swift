@@ -81,15 +81,7 @@ struct XMLPropertyListParser {
             try enter(at: start)
             defer { depth -= 1 }
             var dictionary = PropertyListDictionary()
-            while true {
-                skipMisc()
-                if starts(with: "</") {
-                    try expectEndTag("dict", openedAt: start)
-                    return .dictionary(dictionary)
-                }
-                guard index < units.count else {
-                    throw error(at: index, "missing </dict> for the <dict> opened at \(position(of: start))")
-                }
+            while try hasChild(of: "dict", openedAt: start) {
                 let keyStart = index
                 let keyTag = try readStartTag()
                 guard keyTag.name == "key" else {
@@ -102,22 +94,16 @@ struct XMLPropertyListParser {
                 }
                 dictionary.set(try parseElement(), forKey: key)
             }
+            return .dictionary(dictionary)
         case "array":
             if tag.selfClosing { return .array([]) }
             try enter(at: start)
             defer { depth -= 1 }
             var elements: [PropertyListValue] = []
-            while true {
-                skipMisc()
-                if starts(with: "</") {
-                    try expectEndTag("array", openedAt: start)
-                    return .array(elements)
-                }
-                guard index < units.count else {
-                    throw error(at: index, "missing </array> for the <array> opened at \(position(of: start))")
-                }
+            while try hasChild(of: "array", openedAt: start) {
                 elements.append(try parseElement())
             }
+            return .array(elements)
         case "string":
             return .string(tag.selfClosing ? "" : try readText(closing: "string", openedAt: start))
         case "key":
@@ -164,6 +150,20 @@ struct XMLPropertyListParser {
         default:
             throw error(at: start, "unknown element <\(tag.name)>; expected dict, array, string, integer, real, true, false, date or data")
         }
+    }
+
+    /// Steps over what may stand between a container's children: true before the next child,
+    /// false once the container's end tag is read.
+    private mutating func hasChild(of name: String, openedAt start: Int) throws(LocalizationFileError) -> Bool {
+        skipMisc()
+        if starts(with: "</") {
+            try expectEndTag(name, openedAt: start)
+            return false
+        }
+        guard index < units.count else {
+            throw error(at: index, "missing </\(name)> for the <\(name)> opened at \(position(of: start))")
+        }
+        return true
     }
 
     private mutating func enter(at position: Int) throws(LocalizationFileError) {
