@@ -158,14 +158,7 @@ struct MockCommand: AsyncParsableCommand {
     @Option(name: .customLong("db-max-age"), help: ArgumentHelp("With --db: delete requests older than this many hours (default: kept whatever their age).", valueName: "HOURS"))
     var dbMaxAge: Double?
 
-    @Option(help: ArgumentHelp("The app's bundle or project directory: devices show its strings.", valueName: "DIR"))
-    var bundle: String?
-
-    @Option(help: ArgumentHelp("One .strings, .stringsdict or .xcstrings table instead of --bundle.", valueName: "FILE"))
-    var strings: String?
-
-    @Option(help: ArgumentHelp("The languages devices render in, most preferred first (default en).", valueName: "LIST"))
-    var lang: String?
+    @OptionGroup var localization: LocalizationOptions
 
     @Option(name: .customLong("release-to"), help: ArgumentHelp("Where the inbox's Release sends a notification: sandbox, production or HOST:PORT.", valueName: "TARGET"))
     var releaseTo: String?
@@ -221,9 +214,9 @@ struct MockCommand: AsyncParsableCommand {
         settings.unregistered = unregistered
         settings.faults = fault
         settings.keys = zip(keys, zip(keyIDs, teamIDs)).map { MockSettings.KeyFile(file: $0, keyID: $1.0, teamID: $1.1) }
-        settings.bundle = bundle
-        settings.strings = strings
-        settings.languages = lang.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        settings.bundle = localization.bundle
+        settings.strings = localization.strings
+        settings.languages = localization.languages
         settings.releaseTo = releaseTo
         settings.releaseP8 = releaseP8
         settings.releaseKeyID = releaseKeyID

@@ -54,14 +54,7 @@ struct PreviewCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The payload file; '-' or nothing reads standard input.", valueName: "FILE"))
     var file: String?
 
-    @Option(help: ArgumentHelp("An app bundle or project directory with *.lproj folders or .xcstrings catalogs.", valueName: "DIR"))
-    var bundle: String?
-
-    @Option(help: ArgumentHelp("A single .strings, .stringsdict or .xcstrings table.", valueName: "FILE"))
-    var strings: String?
-
-    @Option(help: ArgumentHelp("The user's preferred languages, most preferred first (default: the development region, or en).", valueName: "LANGS"))
-    var lang: String?
+    @OptionGroup var localization: LocalizationOptions
 
     @Option(name: .customLong("app-name"), help: ArgumentHelp("The app name to show (default: the bundle's CFBundleDisplayName).", valueName: "NAME"))
     var appName: String?
@@ -92,9 +85,6 @@ struct PreviewCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if bundle != nil && strings != nil {
-            throw ValidationError("--bundle and --strings cannot be used together; give a directory to --bundle or one table to --strings.")
-        }
         if let pushType, PushType(rawValue: pushType) == nil {
             throw ValidationError("unknown push type '\(pushType)'; expected one of \(PushType.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
@@ -107,7 +97,7 @@ struct PreviewCommand: ParsableCommand {
         let localizationBundle = try loadBundle()
         let input = InputFile(argument: file)
         let bytes = try input.read()
-        var languages = (lang ?? "").split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+        var languages = localization.languages ?? []
         if languages.isEmpty { languages = [localizationBundle?.developmentRegion ?? "en"] }
         let renderer = NotificationRenderer(
             bundle: localizationBundle, preferredLanguages: languages,
@@ -178,6 +168,7 @@ struct PreviewCommand: ParsableCommand {
     }
 
     private func loadBundle() throws -> LocalizationBundle? {
+        let bundle = localization.bundle, strings = localization.strings
         guard let path = bundle ?? strings else { return nil }
         if strings != nil, FileSystemCheck.isDirectory(path) {
             throw UsageError(message: "--strings takes one table file; '\(path)' is a directory (use --bundle)")
@@ -215,12 +206,6 @@ struct PreviewCommand: ParsableCommand {
         var result = text
         result.replaceSubrange(range, with: colored)
         return result
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }
 

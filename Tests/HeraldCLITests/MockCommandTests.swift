@@ -78,6 +78,8 @@ import Testing
             (["--idle-timeout", "1e300"], "at most 86400"),
             (["--db", "/nonexistent/x.db", "--db-max-age", "1e300"], "at most 876000"),
             (["--store-limit", "0"], "--store-limit must be at least 1"),
+            (["--bundle", "a", "--strings", "b"], "--bundle and --strings cannot be used together"),
+            (["--lang", " , "], "--lang needs at least one language"),
         ]
         for (arguments, message) in cases {
             let result = try await HeraldProcess.runInBackground(["mock", "--port", "0", "--api-port", "0"] + arguments, timeout: .seconds(30))
