@@ -17,15 +17,11 @@ final class ClientMetrics: Sendable {
     let connectionAttempts: Counter
     let connectionFailures: Counter
     let inFlight: Gauge
-    private let prefix: String
-    private let factory: any MetricsFactory
-    private let rejectedByReason = Mutex<[String: Counter]>([:])
+    private let rejectedByReason: CounterFamily
     private let openConnections = Atomic<Int>(0)
     private let requestsInFlight = Atomic<Int>(0)
 
     init(prefix: String, factory: any MetricsFactory) {
-        self.prefix = prefix
-        self.factory = factory
         sent = Counter(label: "\(prefix)_sent_total", factory: factory)
         accepted = Counter(label: "\(prefix)_accepted_total", factory: factory)
         retries = Counter(label: "\(prefix)_retries_total", factory: factory)
@@ -35,17 +31,10 @@ final class ClientMetrics: Sendable {
         connectionAttempts = Counter(label: "\(prefix)_connection_attempts_total", factory: factory)
         connectionFailures = Counter(label: "\(prefix)_connection_failures_total", factory: factory)
         inFlight = Gauge(label: "\(prefix)_requests_in_flight", factory: factory)
+        rejectedByReason = CounterFamily("\(prefix)_rejected_total", dimensions: ["reason"], factory: factory)
     }
 
-    func rejected(_ reason: APNsReason) {
-        let counter = rejectedByReason.withLock { counters in
-            if let counter = counters[reason.rawValue] { return counter }
-            let counter = Counter(label: "\(prefix)_rejected_total", dimensions: [("reason", reason.rawValue)], factory: factory)
-            counters[reason.rawValue] = counter
-            return counter
-        }
-        counter.increment()
-    }
+    func rejected(_ reason: APNsReason) { rejectedByReason.increment(reason.rawValue) }
 
     /// A request takes (or gives back) its place among those in flight.
     func requestStarted() { inFlight.record(requestsInFlight.add(1, ordering: .relaxed).newValue) }

@@ -1,7 +1,7 @@
 import CoreMetrics
+import HeraldClient
 import Metrics
 import Prometheus
-import Synchronization
 
 /// The gateway's Prometheus metrics, in a registry of its own:
 ///
@@ -21,7 +21,10 @@ import Synchronization
 final class GatewayMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let submissions: CounterFamily
+    private let deliveries: CounterFamily
+    private let storeErrors: CounterFamily
+    private let webhooks: CounterFamily
     let sent: CoreMetrics.Counter
     let submittedTokens: CoreMetrics.Counter
     let latency: CoreMetrics.Timer
@@ -41,27 +44,19 @@ final class GatewayMetrics: Sendable {
         queueWaiting = CoreMetrics.Gauge(label: "herald_gateway_queue_waiting", factory: factory)
         queueDue = CoreMetrics.Gauge(label: "herald_gateway_queue_due", factory: factory)
         databaseUp = CoreMetrics.Gauge(label: "herald_gateway_database_up", factory: factory)
+        submissions = CounterFamily("herald_gateway_submissions_total", dimensions: ["result"], factory: factory)
+        deliveries = CounterFamily("herald_gateway_deliveries_total", dimensions: ["state", "reason"], factory: factory)
+        storeErrors = CounterFamily("herald_gateway_store_errors_total", dimensions: ["kind"], factory: factory)
+        webhooks = CounterFamily("herald_gateway_webhooks_total", dimensions: ["result"], factory: factory)
     }
 
-    private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
-        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
-            counters[key] = counter
-            return counter
-        }
-    }
+    func submission(_ result: String) { submissions.increment(result) }
 
-    func submission(_ result: String) { counter("herald_gateway_submissions_total", [("result", result)]).increment() }
+    func delivery(_ state: String, reason: String?) { deliveries.increment(state, reason ?? "") }
 
-    func delivery(_ state: String, reason: String?) {
-        counter("herald_gateway_deliveries_total", [("state", state), ("reason", reason ?? "")]).increment()
-    }
+    func storeError(_ kind: StoreFailureKind) { storeErrors.increment(kind.rawValue) }
 
-    func storeError(_ kind: StoreFailureKind) { counter("herald_gateway_store_errors_total", [("kind", kind.rawValue)]).increment() }
-
-    func webhook(_ result: String) { counter("herald_gateway_webhooks_total", [("result", result)]).increment() }
+    func webhook(_ result: String) { webhooks.increment(result) }
 
     /// The text exposition format.
     func exposition() -> [UInt8] { registry.emitToBuffer() }

@@ -1,7 +1,7 @@
 import CoreMetrics
+import HeraldClient
 import Metrics
 import Prometheus
-import Synchronization
 
 /// The mock's Prometheus metrics, recorded through swift-metrics into a registry of its own (so
 /// several mocks in one test process keep separate figures).
@@ -17,14 +17,8 @@ import Synchronization
 final class MockMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private struct Key: Hashable {
-        var kind: NotificationRecord.Kind
-        var status: Int?
-        var reason: String?
-    }
-
-    private let requestCounters = Mutex<[Key: CoreMetrics.Counter]>([:])
-    private let eventCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let requests: CounterFamily
+    private let connectionEvents: CounterFamily
     let resetsOfAnsweredStreams: CoreMetrics.Counter
     let resetsOfOpenStreams: CoreMetrics.Counter
     let connectionsOpened: CoreMetrics.Counter
@@ -40,33 +34,14 @@ final class MockMetrics: Sendable {
         records = CoreMetrics.Gauge(label: "herald_mock_records", factory: factory)
         resetsOfAnsweredStreams = CoreMetrics.Counter(label: "herald_mock_resets_received_total", dimensions: [("stream", "answered")], factory: factory)
         resetsOfOpenStreams = CoreMetrics.Counter(label: "herald_mock_resets_received_total", dimensions: [("stream", "open")], factory: factory)
+        requests = CounterFamily("herald_mock_requests_total", dimensions: ["kind", "status", "reason"], factory: factory)
+        connectionEvents = CounterFamily("herald_mock_connection_events_total", dimensions: ["kind", "code"], factory: factory)
     }
 
-    func count(_ event: ConnectionEvent) {
-        let key = event.kind.rawValue + "|" + (event.code ?? "")
-        let counter = eventCounters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = CoreMetrics.Counter(
-                label: "herald_mock_connection_events_total", dimensions: [("kind", event.kind.rawValue), ("code", event.code ?? "")], factory: factory)
-            counters[key] = counter
-            return counter
-        }
-        counter.increment()
-    }
+    func count(_ event: ConnectionEvent) { connectionEvents.increment(event.kind.rawValue, event.code ?? "") }
 
     func count(_ record: NotificationRecord) {
-        let key = Key(kind: record.kind, status: record.status, reason: record.reason?.rawValue)
-        let counter = requestCounters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let status = record.status.map(String.init) ?? "none"
-            let reason = record.reason?.rawValue ?? ""
-            let counter = CoreMetrics.Counter(
-                label: "herald_mock_requests_total",
-                dimensions: [("kind", record.kind.rawValue), ("status", status), ("reason", reason)], factory: factory)
-            counters[key] = counter
-            return counter
-        }
-        counter.increment()
+        requests.increment(record.kind.rawValue, record.status.map(String.init) ?? "none", record.reason?.rawValue ?? "")
     }
 
     /// The text exposition format.

@@ -221,7 +221,11 @@ import Testing
         #expect(metrics.status == 200)
         let accepted = metrics.body.split(separator: "\n").first { $0.hasPrefix("herald_mock_requests_total{") && $0.contains(#"status="200""#) }
         #expect(accepted.map { Int($0.split(separator: " ").last ?? "") ?? 0 } ?? 0 >= 1, "\(metrics.body)")
+        #expect(accepted?.contains(#"kind="device""#) == true && accepted?.contains(#"reason="""#) == true, "\(metrics.body)")
         #expect(metrics.body.contains("herald_mock_connections_total"))
+        // The client connections above were opened and logged: one counter per kind and code.
+        let opened = metrics.body.split(separator: "\n").first { $0.hasPrefix(#"herald_mock_connection_events_total{kind="opened",code=""}"#) }
+        #expect(opened.map { Int($0.split(separator: " ").last ?? "") ?? 0 } ?? 0 >= 1, "\(metrics.body)")
     }
 }
 

@@ -1,0 +1,30 @@
+import Metrics
+import Synchronization
+
+/// The counters of one label, one for each set of dimension values, each made the first time it
+/// is counted: what the client, the mock and the gateway count by reason, status or result.
+package final class CounterFamily: Sendable {
+    private let label: String
+    private let dimensions: [String]
+    private let factory: any MetricsFactory
+    private let counters = Mutex<[[String]: Counter]>([:])
+
+    /// A family of counters named `label`, with one value for each of `dimensions`.
+    package init(_ label: String, dimensions: [String], factory: any MetricsFactory) {
+        self.label = label
+        self.dimensions = dimensions
+        self.factory = factory
+    }
+
+    /// Adds one to the counter for `values`, one for each dimension in order.
+    package func increment(_ values: String...) {
+        precondition(values.count == dimensions.count, "\(label) has \(dimensions.count) dimensions")
+        let counter = counters.withLock { counters in
+            if let counter = counters[values] { return counter }
+            let counter = Counter(label: label, dimensions: Array(zip(dimensions, values)), factory: factory)
+            counters[values] = counter
+            return counter
+        }
+        counter.increment()
+    }
+}
