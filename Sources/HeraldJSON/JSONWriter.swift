@@ -49,10 +49,7 @@ public struct JSONWriter<Output: JSONOutput> {
     /// Writes `{`.
     @inlinable
     public mutating func beginObject() {
-        prepareForValue()
-        output.write(UInt8(ascii: "{"))
-        depth += 1
-        needsSeparator = false
+        openContainer(UInt8(ascii: "{"))
     }
 
     /// Writes `}`.
@@ -64,10 +61,7 @@ public struct JSONWriter<Output: JSONOutput> {
     /// Writes `[`.
     @inlinable
     public mutating func beginArray() {
-        prepareForValue()
-        output.write(UInt8(ascii: "["))
-        depth += 1
-        needsSeparator = false
+        openContainer(UInt8(ascii: "["))
     }
 
     /// Writes `]`.
@@ -218,6 +212,14 @@ public struct JSONWriter<Output: JSONOutput> {
         output.write(UInt8(ascii: ":"))
         if style == .pretty { output.write(UInt8(ascii: " ")) }
         afterKey = true
+    }
+
+    @inlinable
+    mutating func openContainer(_ bracket: UInt8) {
+        prepareForValue()
+        output.write(bracket)
+        depth += 1
+        needsSeparator = false
     }
 
     @inlinable
