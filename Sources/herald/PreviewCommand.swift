@@ -54,7 +54,7 @@ struct PreviewCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The payload file; '-' or nothing reads standard input.", valueName: "FILE"))
     var file: String?
 
-    @OptionGroup var localization: LocalizationOptions
+    @OptionGroup(title: "App strings") var localization: LocalizationOptions
 
     @Option(name: .customLong("app-name"), help: ArgumentHelp("The app name to show (default: the bundle's CFBundleDisplayName).", valueName: "NAME"))
     var appName: String?

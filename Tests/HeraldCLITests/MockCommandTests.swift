@@ -65,6 +65,34 @@ import Testing
         #expect(banner.contains("--http2-prior-knowledge"))
     }
 
+    /// Thirty flags read in sections: each flag stands under its section's title, in this order.
+    @Test func helpGroupsTheFlags() async throws {
+        let result = try await HeraldProcess.runInBackground(["mock", "--help"], timeout: .seconds(30))
+        #expect(result.status == 0)
+        let help = String(decoding: result.stdout, as: UTF8.self)
+        let sections: [(title: String, flags: [String])] = [
+            ("LISTENING:", ["--host", "--port", "--api-port", "--channel-port", "--plaintext", "--tls-cert", "--tls-key", "--ca-out"]),
+            ("PROVIDER AUTHENTICATION:", ["--auth", "--client-ca", "--accept-any-client-certificate", "--key", "--key-id", "--team-id"]),
+            ("ANSWERS:", ["--environment", "--unregistered", "--fault", "--strict", "--idle-timeout"]),
+            ("STORAGE:", ["--store-limit", "--db", "--db-keep", "--db-max-age"]),
+            ("APP STRINGS:", ["--bundle", "--strings", "--lang"]),
+            ("RELEASE FROM THE INBOX:", ["--release-to", "--release-p8", "--release-key-id", "--release-team-id", "--release-cert", "--release-ca-file", "--release-plaintext"]),
+            ("OPTIONS:", ["--config", "--version"]),
+        ]
+        let lines = help.split(separator: "\n").map(String.init)
+        var section = ""
+        var found: [String: String] = [:]
+        for line in lines {
+            if !line.hasPrefix(" "), line.hasSuffix(":") { section = line; continue }
+            if line.hasPrefix("  --"), let flag = line.dropFirst(2).split(separator: " ").first { found[String(flag)] = section }
+        }
+        for (title, flags) in sections {
+            #expect(help.contains("\n\(title)\n"), "\(title)")
+            for flag in flags { #expect(found[flag] == title, "\(flag) under \(found[flag] ?? "nothing"), not \(title)") }
+        }
+        #expect(found.count == sections.map(\.flags.count).reduce(0, +), "no flag outside the sections: \(found.keys.sorted())")
+    }
+
     @Test func heraldMockRejectsBadFlagsClearly() async throws {
         let cases: [([String], String)] = [
             (["--environment", "staging"], "sandbox or production"),
