@@ -107,7 +107,7 @@ package struct HTTP2ClientSession<Context> {
             (0x4, configuration.streamWindowSize),
             (0x6, configuration.maximumHeaderListSize),
         ]
-        writeFrameHeader(length: settings.count * 6, type: FrameType.settings, flags: 0, stream: 0)
+        writeFrameHeader(length: settings.count * 6, type: .settings, flags: 0, stream: 0)
         for (identifier, value) in settings {
             output.writeInteger(identifier)
             output.writeInteger(UInt32(value))
@@ -146,7 +146,7 @@ package struct HTTP2ClientSession<Context> {
         let blockLength = output.writerIndex - blockStart
         let endStream = hasBody ? 0 : Flag.endStream
         if blockLength <= peerMaximumFrameSize {
-            setFrameHeader(at: frameStart, length: blockLength, type: FrameType.headers, flags: Flag.endHeaders | endStream, stream: id)
+            setFrameHeader(at: frameStart, length: blockLength, type: .headers, flags: Flag.endHeaders | endStream, stream: id)
         } else {
             var block = output.getSlice(at: blockStart, length: blockLength)!
             output.moveWriterIndex(to: frameStart)
@@ -194,13 +194,13 @@ package struct HTTP2ClientSession<Context> {
 
     /// Queues a PING.
     package mutating func ping(_ data: UInt64) {
-        writeFrameHeader(length: 8, type: FrameType.ping, flags: 0, stream: 0)
+        writeFrameHeader(length: 8, type: .ping, flags: 0, stream: 0)
         output.writeInteger(data)
     }
 
     /// Queues a GOAWAY: the client opens no more streams (it has processed none of the server's).
     package mutating func goAway(code: H2ErrorCode) {
-        writeFrameHeader(length: 8, type: FrameType.goAway, flags: 0, stream: 0)
+        writeFrameHeader(length: 8, type: .goAway, flags: 0, stream: 0)
         output.writeInteger(UInt32(0))
         output.writeInteger(code.rawValue)
     }
@@ -260,33 +260,37 @@ package struct HTTP2ClientSession<Context> {
         }
     }
 
-    private mutating func handleFrame(type: UInt8, flags: UInt8, stream: Int32, payload: ByteBuffer) throws(HTTP2ConnectionError) -> Event? {
-        if !receivedSettings, type != FrameType.settings || flags & Flag.ack != 0 {
+    private mutating func handleFrame(type rawType: UInt8, flags: UInt8, stream: Int32, payload: ByteBuffer) throws(HTTP2ConnectionError) -> Event? {
+        let type = FrameType(rawValue: rawType)
+        if !receivedSettings, type != .settings || flags & Flag.ack != 0 {
             throw fail(.protocolError, "the server's first frame is not SETTINGS")
         }
-        if let continuing, type != FrameType.continuation || stream != continuing.stream {
+        if let continuing, type != .continuation || stream != continuing.stream {
             throw fail(.protocolError, "a header block on stream \(continuing.stream) was interrupted by another frame")
         }
+        guard let type else {
+            return nil  // RFC 9113 §5.5: frames of unknown types are ignored
+        }
         switch type {
-        case FrameType.data: return try handleData(flags: flags, stream: stream, payload: payload)
-        case FrameType.headers: return try handleHeaders(flags: flags, stream: stream, payload: payload)
-        case FrameType.continuation: return try handleContinuation(flags: flags, stream: stream, payload: payload)
-        case FrameType.priority:
+        case .data: return try handleData(flags: flags, stream: stream, payload: payload)
+        case .headers: return try handleHeaders(flags: flags, stream: stream, payload: payload)
+        case .continuation: return try handleContinuation(flags: flags, stream: stream, payload: payload)
+        case .priority:
             if stream == 0 { throw fail(.protocolError, "PRIORITY on stream 0") }
             if payload.readableBytes != 5 { return streamError(stream, .frameSizeError) }
             return nil
-        case FrameType.rstStream: return try handleRstStream(stream: stream, payload: payload)
-        case FrameType.settings: return try handleSettings(flags: flags, stream: stream, payload: payload)
-        case FrameType.pushPromise:
+        case .rstStream: return try handleRstStream(stream: stream, payload: payload)
+        case .settings: return try handleSettings(flags: flags, stream: stream, payload: payload)
+        case .pushPromise:
             throw fail(.protocolError, "PUSH_PROMISE, though the client's SETTINGS_ENABLE_PUSH is 0")
-        case FrameType.ping:
+        case .ping:
             if stream != 0 { throw fail(.protocolError, "PING on stream \(stream)") }
             if payload.readableBytes != 8 { throw fail(.frameSizeError, "a PING of \(payload.readableBytes) bytes") }
             if flags & Flag.ack != 0 { return .pingAcknowledged }
-            writeFrameHeader(length: 8, type: FrameType.ping, flags: Flag.ack, stream: 0)
+            writeFrameHeader(length: 8, type: .ping, flags: Flag.ack, stream: 0)
             output.writeImmutableBuffer(payload)
             return nil
-        case FrameType.goAway:
+        case .goAway:
             if stream != 0 { throw fail(.protocolError, "GOAWAY on stream \(stream)") }
             var payload = payload
             guard let last = payload.readInteger(as: UInt32.self), let code = payload.readInteger(as: UInt32.self) else {
@@ -296,9 +300,7 @@ package struct HTTP2ClientSession<Context> {
             // A later GOAWAY may lower the last-stream-id, never raise it.
             goAwayLastStreamID = min(goAwayLastStreamID ?? lastStreamID, lastStreamID)
             return .goAway(lastStreamID: goAwayLastStreamID!, code: H2ErrorCode(rawValue: code), debugData: payload)
-        case FrameType.windowUpdate: return try handleWindowUpdate(stream: stream, payload: payload)
-        default:
-            return nil  // RFC 9113 §4.1: unknown frame types are ignored
+        case .windowUpdate: return try handleWindowUpdate(stream: stream, payload: payload)
         }
     }
 
@@ -435,7 +437,7 @@ package struct HTTP2ClientSession<Context> {
                 break  // RFC 9113 §6.5.2: unknown settings are ignored
             }
         }
-        writeFrameHeader(length: 0, type: FrameType.settings, flags: Flag.ack, stream: 0)
+        writeFrameHeader(length: 0, type: .settings, flags: Flag.ack, stream: 0)
         let first = !receivedSettings
         receivedSettings = true
         if windowChanged { sendBlockedBodies() }
@@ -528,7 +530,7 @@ package struct HTTP2ClientSession<Context> {
             if allowed <= 0 { break }
             let chunk = body.readSlice(length: min(allowed, body.readableBytes))!
             let last = body.readableBytes == 0
-            writeFrameHeader(length: chunk.readableBytes, type: FrameType.data, flags: last ? Flag.endStream : 0, stream: id)
+            writeFrameHeader(length: chunk.readableBytes, type: .data, flags: last ? Flag.endStream : 0, stream: id)
             output.writeImmutableBuffer(chunk)
             stream.sendWindow -= chunk.readableBytes
             connectionSendWindow -= chunk.readableBytes
@@ -544,27 +546,27 @@ package struct HTTP2ClientSession<Context> {
     }
 
     private mutating func writeWindowUpdate(stream: Int32, increment: Int) {
-        writeFrameHeader(length: 4, type: FrameType.windowUpdate, flags: 0, stream: stream)
+        writeFrameHeader(length: 4, type: .windowUpdate, flags: 0, stream: stream)
         output.writeInteger(UInt32(increment))
     }
 
     private mutating func writeRstStream(_ id: Int32, code: H2ErrorCode) {
-        writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, stream: id)
+        writeFrameHeader(length: 4, type: .rstStream, flags: 0, stream: id)
         output.writeInteger(code.rawValue)
     }
 
-    private mutating func writeFrameHeader(length: Int, type: UInt8, flags: UInt8, stream: Int32) {
+    private mutating func writeFrameHeader(length: Int, type: FrameType, flags: UInt8, stream: Int32) {
         output.writeInteger(UInt16(truncatingIfNeeded: length >> 8))
         output.writeInteger(UInt8(truncatingIfNeeded: length))
-        output.writeInteger(type)
+        output.writeInteger(type.rawValue)
         output.writeInteger(flags)
         output.writeInteger(UInt32(bitPattern: stream))
     }
 
-    private mutating func setFrameHeader(at index: Int, length: Int, type: UInt8, flags: UInt8, stream: Int32) {
+    private mutating func setFrameHeader(at index: Int, length: Int, type: FrameType, flags: UInt8, stream: Int32) {
         output.setInteger(UInt16(truncatingIfNeeded: length >> 8), at: index)
         output.setInteger(UInt8(truncatingIfNeeded: length), at: index + 2)
-        output.setInteger(type, at: index + 3)
+        output.setInteger(type.rawValue, at: index + 3)
         output.setInteger(flags, at: index + 4)
         output.setInteger(UInt32(bitPattern: stream), at: index + 5)
     }
@@ -578,18 +580,10 @@ package struct HTTP2ConnectionError: Error, CustomStringConvertible {
     package var description: String { "HTTP/2 \(code): \(message)" }
 }
 
-/// Frame types (RFC 9113 §6).
-private enum FrameType {
-    static let data: UInt8 = 0x0
-    static let headers: UInt8 = 0x1
-    static let priority: UInt8 = 0x2
-    static let rstStream: UInt8 = 0x3
-    static let settings: UInt8 = 0x4
-    static let pushPromise: UInt8 = 0x5
-    static let ping: UInt8 = 0x6
-    static let goAway: UInt8 = 0x7
-    static let windowUpdate: UInt8 = 0x8
-    static let continuation: UInt8 = 0x9
+/// Frame types (RFC 9113 §6), numbered from DATA (0x0) to CONTINUATION (0x9). A type outside
+/// these is an extension's and is ignored (RFC 9113 §5.5).
+private enum FrameType: UInt8 {
+    case data, headers, priority, rstStream, settings, pushPromise, ping, goAway, windowUpdate, continuation
 }
 
 /// Frame flags (RFC 9113 §6).

@@ -84,6 +84,7 @@ import Testing
         ("PUSH_PROMISE", frame(0x5, flags: 0x4, stream: 1, u32(2) + [0x88]), .protocolError),
         ("CONTINUATION without HEADERS", frame(0x9, flags: 0x4, stream: 1, [0x88]), .protocolError),
         ("a header block interrupted", frame(0x1, stream: 1, [0x88]) + frame(0x6, u32(0) + u32(0)), .protocolError),
+        ("a header block interrupted by an extension frame", frame(0x1, stream: 1, [0x88]) + frame(0xA, stream: 1, [1, 2]), .protocolError),
         ("CONTINUATION on another stream", frame(0x1, stream: 1, [0x88]) + frame(0x9, flags: 0x4, stream: 3, []), .protocolError),
         ("padding longer than the payload", frame(0x0, flags: 0x8, stream: 1, [5, 1, 2]), .protocolError),
         ("an undecodable header block", frame(0x1, flags: 0x4, stream: 1, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]), .compressionError),
@@ -126,6 +127,24 @@ import Testing
         var session = Session()
         session.start()
         #expect(throws: HTTP2ConnectionError.self) { try Self.feed(&session, Self.frame(0x6, Self.u32(0) + Self.u32(1))) }
+    }
+
+    /// RFC 9113 §5.5: frames of types the session does not know (0xA and up: ALTSVC, ORIGIN,
+    /// PRIORITY_UPDATE, or any extension) are read over, on the connection or on a stream.
+    @Test func framesOfUnknownTypesAreIgnored() throws {
+        var session = try Self.openSession()
+        _ = Self.open(&session, 1, body: 0)
+        _ = session.takeOutput()
+        let unknown = [0xA, 0xC, 0x10, 0xFF].flatMap { Self.frame($0, flags: 0xFF, stream: $0 == 0xC ? 0 : 1, [1, 2, 3]) }
+        let events = try Self.feed(&session, unknown + Self.frame(0x6, [1, 2, 3, 4, 5, 6, 7, 8]))
+        #expect(events.isEmpty)
+        let sent = Self.frames(session.takeOutput())
+        #expect(sent.map(\.type) == [0x6], "only the PING is answered")
+        var fresh = Session()
+        fresh.start()
+        #expect(throws: HTTP2ConnectionError.self, "before SETTINGS, an unknown frame is still a protocol error") {
+            try Self.feed(&fresh, Self.frame(0xA, []))
+        }
     }
 
     @Test func pingsAreAnsweredWithTheirData() throws {
