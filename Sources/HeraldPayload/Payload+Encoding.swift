@@ -178,22 +178,13 @@ extension AlertContent {
         writeText(subtitle, .subtitle, &writer)
         writeText(body, .body, &writer)
         writer.member(AlertKey.launchImage.name, launchImage)
-        if let titleLocKey {
-            writer.key(AlertKey.titleLocKey.name)
-            titleLocKey.write(to: &writer) { $1.string($0) }
-        }
-        if let titleLocArgs {
-            writer.key(AlertKey.titleLocArgs.name)
-            titleLocArgs.write(to: &writer) { $1.strings($0) }
-        }
+        writer.member(AlertKey.titleLocKey.name, titleLocKey)
+        writer.member(AlertKey.titleLocArgs.name, titleLocArgs)
         writer.member(AlertKey.subtitleLocKey.name, subtitleLocKey)
         writer.member(AlertKey.subtitleLocArgs.name, subtitleLocArgs)
         writer.member(AlertKey.locKey.name, locKey)
         writer.member(AlertKey.locArgs.name, locArgs)
-        if let actionLocKey {
-            writer.key(AlertKey.actionLocKey.name)
-            actionLocKey.write(to: &writer) { $1.string($0) }
-        }
+        writer.member(AlertKey.actionLocKey.name, actionLocKey)
         writer.member(AlertKey.action.name, action)
         writer.member(AlertKey.summaryArg.name, summaryArg)
         writer.member(AlertKey.summaryArgCount.name, summaryArgCount)
@@ -251,40 +242,21 @@ extension Sound {
 
 /// One line per optional member: the key and value are written only when the value is present.
 extension JSONWriter {
-    mutating func member(_ key: StaticString, _ value: String?) {
-        guard let value else { return }
-        self.key(key)
-        string(value)
-    }
+    mutating func member(_ key: StaticString, _ value: String?) { member(key, value) { $0.string($1) } }
+    mutating func member(_ key: StaticString, _ value: Int?) { member(key, value) { $0.integer($1) } }
+    mutating func member(_ key: StaticString, _ value: Double?) { member(key, value) { $0.double($1) } }
+    mutating func member(_ key: StaticString, _ value: Bool?) { member(key, value) { $0.bool($1) } }
+    mutating func member(_ key: StaticString, _ value: [String]?) { member(key, value) { $0.strings($1) } }
+    mutating func member(_ key: StaticString, _ value: JSONObject?) { member(key, value) { $0.value(.object($1)) } }
+    mutating func member(_ key: StaticString, _ value: Nullable<String>?) { member(key, value) { $1.write(to: &$0) { $1.string($0) } } }
+    mutating func member(_ key: StaticString, _ value: Nullable<[String]>?) { member(key, value) { $1.write(to: &$0) { $1.strings($0) } } }
 
-    mutating func member(_ key: StaticString, _ value: Int?) {
+    /// Writes the key and, through `write`, the value, when there is a value.
+    @inline(__always)
+    private mutating func member<Value>(_ key: StaticString, _ value: Value?, _ write: (inout JSONWriter, Value) -> Void) {
         guard let value else { return }
         self.key(key)
-        integer(value)
-    }
-
-    mutating func member(_ key: StaticString, _ value: Double?) {
-        guard let value else { return }
-        self.key(key)
-        double(value)
-    }
-
-    mutating func member(_ key: StaticString, _ value: Bool?) {
-        guard let value else { return }
-        self.key(key)
-        bool(value)
-    }
-
-    mutating func member(_ key: StaticString, _ value: [String]?) {
-        guard let value else { return }
-        self.key(key)
-        strings(value)
-    }
-
-    mutating func member(_ key: StaticString, _ value: JSONObject?) {
-        guard let value else { return }
-        self.key(key)
-        self.value(.object(value))
+        write(&self, value)
     }
 
     /// Writes every member of an object into the object being written.
