@@ -62,25 +62,32 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
         let token = input + "." + Base64URL.encode(signature)
         return ProviderToken(
             rawValue: token, algorithm: algorithmES256, keyID: key.keyID.rawValue, teamID: key.teamID.rawValue,
-            issuedAt: seconds, issuedAtIsString: false, signature: Array(signature),
+            issuedAt: seconds, issuedAtIsString: false, issuedAtIsFractional: false, signature: Array(signature),
             signingInput: token[..<token.lastIndex(of: ".")!])
     }
 
-    private init(
-        rawValue: String, algorithm: String, keyID: String, teamID: String, issuedAt: Int64, issuedAtIsString: Bool, issuedAtIsFractional: Bool = false,
-        signature: [UInt8], signingInput: Substring
-    ) {
-        self.rawValue = rawValue
-        self.algorithm = algorithm
-        self.keyID = keyID
-        self.teamID = teamID
-        self.issuedAt = issuedAt
-        self.issuedAtIsString = issuedAtIsString
-        self.issuedAtIsFractional = issuedAtIsFractional
-        self.signature = signature
-        self.signingInput = signingInput
+    /// Whether the signature verifies with `key`: raw `r‖s` (64 bytes) or DER.
+    func isSigned(by key: ProviderPublicKey) -> Bool {
+        let signed = Data(signingInput.utf8)
+        if signature.count == 64, let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature) {
+            return key.publicKey.isValidSignature(raw, for: signed)
+        }
+        if let der = try? P256.Signing.ECDSASignature(derRepresentation: signature) {
+            return key.publicKey.isValidSignature(der, for: signed)
+        }
+        return false
     }
 
+    /// Whether the signature is DER rather than raw `r‖s`.
+    public var hasDERSignature: Bool { signature.count != 64 }
+
+    /// `provider token (kid ABC123DEFG, iss DEF123GHIJ, iat 1700000000)`: never the token.
+    public var description: String { "provider token (kid \(keyID), iss \(teamID), iat \(issuedAt))" }
+}
+
+// Reading a token. The initializer lives in an extension so that the struct keeps the
+// memberwise one, which `sign(with:issuedAt:)` and this use.
+extension ProviderToken {
     /// Reads a token's structure (not its signature: see ``ProviderTokenVerifier``).
     ///
     /// - Throws: ``ProviderTokenError`` saying which part is malformed and how.
@@ -142,24 +149,6 @@ public struct ProviderToken: Sendable, Hashable, CustomStringConvertible {
         }
         return document.root
     }
-
-    /// Whether the signature verifies with `key`: raw `r‖s` (64 bytes) or DER.
-    func isSigned(by key: ProviderPublicKey) -> Bool {
-        let signed = Data(signingInput.utf8)
-        if signature.count == 64, let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature) {
-            return key.publicKey.isValidSignature(raw, for: signed)
-        }
-        if let der = try? P256.Signing.ECDSASignature(derRepresentation: signature) {
-            return key.publicKey.isValidSignature(der, for: signed)
-        }
-        return false
-    }
-
-    /// Whether the signature is DER rather than raw `r‖s`.
-    public var hasDERSignature: Bool { signature.count != 64 }
-
-    /// `provider token (kid ABC123DEFG, iss DEF123GHIJ, iat 1700000000)`: never the token.
-    public var description: String { "provider token (kid \(keyID), iss \(teamID), iat \(issuedAt))" }
 }
 
 /// Why a string is not a provider token.
