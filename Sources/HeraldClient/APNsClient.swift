@@ -64,7 +64,7 @@ public final class APNsClient: Sendable {
                 }
                 tlsContext = try NIOSSLContext(configuration: tls)
             } catch {
-                throw APNsClientError(.connectionFailed, message: "cannot set up TLS: \(error)")
+                throw APNsClientError(kind: .connectionFailed, message: "cannot set up TLS: \(error)")
             }
         }
         if case .token(let key, let refresh) = configuration.credentials {
@@ -120,7 +120,7 @@ public final class APNsClient: Sendable {
                 payload: payload, to: token, topic: topic, pushType: pushType, priority: priority,
                 collapseID: collapseID, expiration: expiration, apnsID: apnsID)
         } catch {
-            throw APNsClientError(.refusedByLint, message: "the payload cannot be encoded: \(error)")
+            throw APNsClientError(kind: .refusedByLint, message: "the payload cannot be encoded: \(error)")
         }
         return try await send(request)
     }
@@ -142,7 +142,7 @@ public final class APNsClient: Sendable {
         let apnsID = request.headers.apnsID?.uuidString
         if request.buffer.readableBytes > request.payloadLimit {
             return .failure(APNsClientError(
-                .payloadTooLarge, reason: .payloadTooLarge, apnsID: apnsID,
+                kind: .payloadTooLarge, reason: .payloadTooLarge, apnsID: apnsID,
                 message: "the payload is \(request.buffer.readableBytes) bytes; the limit for \(request.headers.pushType?.rawValue ?? "this") push is \(request.payloadLimit)"))
         }
         if let linter {
@@ -152,7 +152,7 @@ public final class APNsClient: Sendable {
             if let reason = report.apnsRejection {
                 let errors = report.diagnostics.filter { $0.severity == .error }
                 return .failure(APNsClientError(
-                    .refusedByLint, reason: reason, apnsID: apnsID, diagnostics: report.diagnostics,
+                    kind: .refusedByLint, reason: reason, apnsID: apnsID, diagnostics: report.diagnostics,
                     message: "not sent: APNs would answer \(reason.statusAndReason): \(errors.first.map { "\($0.message)" } ?? "")"))
             }
         }
@@ -177,7 +177,7 @@ public final class APNsClient: Sendable {
         do {
             try await pool.prewarm(configuration.maximumConnections)
         } catch {
-            throw APNsClientError(.connectionFailed, message: "cannot connect to \(pool.endpoint.host):\(pool.endpoint.port): \(error)")
+            throw APNsClientError(kind: .connectionFailed, message: "cannot connect to \(pool.endpoint.host):\(pool.endpoint.port): \(error)")
         }
     }
 
@@ -202,7 +202,7 @@ public final class APNsClient: Sendable {
         timeout: Duration? = nil
     ) async -> Result<(Answer, Int), APNsClientError> {
         if closed.isClosed {
-            return .failure(APNsClientError(.shutDown, apnsID: apnsID, message: "the client is shut down"))
+            return .failure(APNsClientError(kind: .shutDown, apnsID: apnsID, message: "the client is shut down"))
         }
         // The deadline counts from the call: the wait for a place among those in flight too.
         let started = NIODeadline.now()
@@ -210,7 +210,7 @@ public final class APNsClient: Sendable {
         let deadline = started + .nanoseconds(limit.nanoseconds)
         guard await limiter.acquire(before: deadline) else {
             return .failure(APNsClientError(
-                .deadlineExceeded, apnsID: apnsID, attempts: 0,
+                kind: .deadlineExceeded, apnsID: apnsID, attempts: 0,
                 message: "not sent: no place among the \(configuration.maximumRequestsInFlight) requests in flight came free within \(limit)"))
         }
         metrics.requestStarted()
@@ -290,7 +290,7 @@ public final class APNsClient: Sendable {
                     }
                 }
                 result = .failure(APNsClientError(
-                    .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
+                    kind: .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
                     message: "no answer after \(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s"): \(failure)"))
                 break attemptLoop
             }
@@ -319,7 +319,7 @@ public final class APNsClient: Sendable {
 
     private func deadlineError(apnsID: String?, attempts: Int, last: AttemptFailure, limit: Duration) -> APNsClientError {
         APNsClientError(
-            .deadlineExceeded, apnsID: apnsID, attempts: attempts,
+            kind: .deadlineExceeded, apnsID: apnsID, attempts: attempts,
             message: "no answer within \(limit) (\(attempts) attempt\(attempts == 1 ? "" : "s"); last: \(last))")
     }
 
@@ -338,7 +338,7 @@ public final class APNsClient: Sendable {
         if let reason, let meaning = reason.info?.meaning { message += ": \(meaning)" }
         if let timestamp { message += " Last valid: \(timestamp)." }
         return APNsClientError(
-            .rejected, reason: reason, status: answer.status, unregisteredAt: timestamp, apnsID: answer.apnsID ?? apnsID,
+            kind: .rejected, reason: reason, status: answer.status, unregisteredAt: timestamp, apnsID: answer.apnsID ?? apnsID,
             body: reason == nil ? answer.body : nil, attempts: attempts, message: message)
     }
 
@@ -378,7 +378,7 @@ public final class APNsClient: Sendable {
                     expiration: expiration, channelID: channelID),
                 payload: payload)
         } catch {
-            throw APNsClientError(.refusedByLint, message: "the payload cannot be encoded: \(error)")
+            throw APNsClientError(kind: .refusedByLint, message: "the payload cannot be encoded: \(error)")
         }
         return try await send(request)
     }
@@ -396,7 +396,7 @@ public final class APNsClient: Sendable {
         let body = "{\"message-storage-policy\":\(storesMessages ? 1 : 0),\"push-type\":\"LiveActivity\"}"
         let response = try await manageChannels(method: .post, path: APNsPath.channels(bundleID: bundleID), channelID: nil, body: Array(body.utf8))
         guard let id = response.channelID else {
-            throw APNsClientError(.rejected, status: response.status, message: "the server created a channel but sent no apns-channel-id")
+            throw APNsClientError(kind: .rejected, status: response.status, message: "the server created a channel but sent no apns-channel-id")
         }
         return id
     }

@@ -37,26 +37,11 @@ public struct APNsClientError: Error, Sendable, CustomStringConvertible {
     /// The response body, when it was not APNs' `{"reason":…}` JSON.
     public var body: [UInt8]?
     /// The lint findings that refused the request (``Kind/refusedByLint``).
-    public var diagnostics: [LintDiagnostic]
+    public var diagnostics: [LintDiagnostic] = []
     /// How many attempts were made.
-    public var attempts: Int
+    public var attempts: Int = 0
     /// What went wrong, in a sentence.
     public var message: String
-
-    init(
-        _ kind: Kind, reason: APNsReason? = nil, status: Int? = nil, unregisteredAt: Date? = nil, apnsID: String? = nil,
-        body: [UInt8]? = nil, diagnostics: [LintDiagnostic] = [], attempts: Int = 0, message: String
-    ) {
-        self.kind = kind
-        self.reason = reason
-        self.status = status
-        self.unregisteredAt = unregisteredAt
-        self.apnsID = apnsID
-        self.body = body
-        self.diagnostics = diagnostics
-        self.attempts = attempts
-        self.message = message
-    }
 
     /// What to do about it.
     public var advice: String? {

@@ -10,7 +10,7 @@ import Testing
     let policy = GatewayRetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(300))
 
     func rejection(_ status: Int, _ reason: APNsReason?, at date: Date? = nil) -> Result<APNsResponse, APNsClientError> {
-        .failure(APNsClientError(.rejected, reason: reason, status: status, unregisteredAt: date, message: "test"))
+        .failure(APNsClientError(kind: .rejected, reason: reason, status: status, unregisteredAt: date, message: "test"))
     }
 
     @Test func deadTokensAndFinalRejections() {
@@ -47,9 +47,9 @@ import Testing
                 previousCeiling = ceiling
             }
         }
-        let lost = Result<APNsResponse, APNsClientError>.failure(APNsClientError(.connectionFailed, message: "reset"))
+        let lost = Result<APNsResponse, APNsClientError>.failure(APNsClientError(kind: .connectionFailed, message: "reset"))
         guard case .retry? = policy.outcome(of: lost, attempts: 1, expiresAt: .max, now: 0) else { Issue.record("a lost connection is retried"); return }
-        let late = Result<APNsResponse, APNsClientError>.failure(APNsClientError(.deadlineExceeded, message: "late"))
+        let late = Result<APNsResponse, APNsClientError>.failure(APNsClientError(kind: .deadlineExceeded, message: "late"))
         guard case .retry? = policy.outcome(of: late, attempts: 1, expiresAt: .max, now: 0) else { Issue.record("a deadline is retried"); return }
     }
 
@@ -68,7 +68,7 @@ import Testing
     @Test func acceptedAndShutDown() {
         let accepted = Result<APNsResponse, APNsClientError>.success(APNsResponse(apnsID: "x", uniqueID: nil, requestID: nil, channelID: nil, status: 200, body: [], attempts: 1))
         guard case .accepted(200)? = policy.outcome(of: accepted, attempts: 1, expiresAt: 0, now: 0) else { Issue.record("accepted"); return }
-        let shutDown = Result<APNsResponse, APNsClientError>.failure(APNsClientError(.shutDown, message: "bye"))
+        let shutDown = Result<APNsResponse, APNsClientError>.failure(APNsClientError(kind: .shutDown, message: "bye"))
         #expect(policy.outcome(of: shutDown, attempts: 1, expiresAt: .max, now: 0) == nil, "not an attempt: given back")
     }
 }
