@@ -13,38 +13,14 @@ public struct ProviderSigningKey: Sendable, CustomStringConvertible, CustomRefle
     public let teamID: TeamID
     let privateKey: P256.Signing.PrivateKey
 
-    /// A key from PEM text (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`).
-    ///
-    /// - Parameters:
-    ///   - pem: The PEM text.
-    ///   - keyID: The key ID Apple shows for the key.
-    ///   - teamID: The team the key belongs to.
-    ///   - source: What to call the text in errors (a file name).
-    public init(pem: String, keyID: KeyID, teamID: TeamID, source: String = "the key") throws(CredentialError) {
-        self.keyID = keyID
-        self.teamID = teamID
-        self.privateKey = try Self.parsePrivateKey(pem, source: source)
-    }
-
-    /// A key read from a `.p8` (or SEC1 PEM) file.
-    public init(contentsOfFile path: String, keyID: KeyID, teamID: TeamID) throws(CredentialError) {
-        try self.init(pem: try CredentialError.readText(path), keyID: keyID, teamID: teamID, source: path)
-    }
-
     /// A new random key (for tests and for the mock server's demo credentials).
     public static func generate(keyID: KeyID, teamID: TeamID) -> ProviderSigningKey {
-        ProviderSigningKey(privateKey: P256.Signing.PrivateKey(), keyID: keyID, teamID: teamID)
-    }
-
-    init(privateKey: P256.Signing.PrivateKey, keyID: KeyID, teamID: TeamID) {
-        self.privateKey = privateKey
-        self.keyID = keyID
-        self.teamID = teamID
+        ProviderSigningKey(keyID: keyID, teamID: teamID, privateKey: P256.Signing.PrivateKey())
     }
 
     /// The public half, for a verifier.
     public var publicKey: ProviderPublicKey {
-        ProviderPublicKey(publicKey: privateKey.publicKey, keyID: keyID, teamID: teamID)
+        ProviderPublicKey(keyID: keyID, teamID: teamID, publicKey: privateKey.publicKey)
     }
 
     /// The key as a PKCS#8 PEM, as Apple's `.p8` files hold it. Handle with care: this is the
@@ -82,10 +58,37 @@ public struct ProviderPublicKey: Sendable, CustomStringConvertible {
     public let teamID: TeamID
     let publicKey: P256.Signing.PublicKey
 
+    /// The key as a `PUBLIC KEY` PEM.
+    public var pem: String { publicKey.pemRepresentation }
+
+    /// `public key ABC123DEFG (team DEF123GHIJ)`.
+    public var description: String { "public key \(keyID) (team \(teamID))" }
+}
+
+// Reading keys. The initializers live in extensions so that each struct keeps Swift's
+// memberwise initializer, which they and `generate` delegate to.
+extension ProviderSigningKey {
+    /// A key from PEM text (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`).
+    ///
+    /// - Parameters:
+    ///   - pem: The PEM text.
+    ///   - keyID: The key ID Apple shows for the key.
+    ///   - teamID: The team the key belongs to.
+    ///   - source: What to call the text in errors (a file name).
+    public init(pem: String, keyID: KeyID, teamID: TeamID, source: String = "the key") throws(CredentialError) {
+        self.init(keyID: keyID, teamID: teamID, privateKey: try Self.parsePrivateKey(pem, source: source))
+    }
+
+    /// A key read from a `.p8` (or SEC1 PEM) file.
+    public init(contentsOfFile path: String, keyID: KeyID, teamID: TeamID) throws(CredentialError) {
+        try self.init(pem: try CredentialError.readText(path), keyID: keyID, teamID: teamID, source: path)
+    }
+}
+
+extension ProviderPublicKey {
     /// A public key from PEM text (`PUBLIC KEY`), or the public half of a private key PEM.
     public init(pem: String, keyID: KeyID, teamID: TeamID, source: String = "the key") throws(CredentialError) {
-        self.keyID = keyID
-        self.teamID = teamID
+        let publicKey: P256.Signing.PublicKey
         switch CredentialError.pemLabel(of: pem) {
         case "PUBLIC KEY":
             do {
@@ -96,24 +99,13 @@ public struct ProviderPublicKey: Sendable, CustomStringConvertible {
         default:
             publicKey = try ProviderSigningKey.parsePrivateKey(pem, source: source).publicKey
         }
+        self.init(keyID: keyID, teamID: teamID, publicKey: publicKey)
     }
 
     /// A public key read from a PEM file (`PUBLIC KEY`, or a `.p8` whose public half is used).
     public init(contentsOfFile path: String, keyID: KeyID, teamID: TeamID) throws(CredentialError) {
         try self.init(pem: try CredentialError.readText(path), keyID: keyID, teamID: teamID, source: path)
     }
-
-    init(publicKey: P256.Signing.PublicKey, keyID: KeyID, teamID: TeamID) {
-        self.publicKey = publicKey
-        self.keyID = keyID
-        self.teamID = teamID
-    }
-
-    /// The key as a `PUBLIC KEY` PEM.
-    public var pem: String { publicKey.pemRepresentation }
-
-    /// `public key ABC123DEFG (team DEF123GHIJ)`.
-    public var description: String { "public key \(keyID) (team \(teamID))" }
 }
 
 /// Why a key or certificate file cannot be used: the file, and what is wrong and what was
