@@ -1,3 +1,4 @@
+import Foundation
 import HeraldLocalization
 import HeraldTestSupport
 import Testing
@@ -15,8 +16,25 @@ import Testing
 
     static let letters: [PluralCategory: Character] = [.zero: "z", .one: "o", .two: "t", .few: "f", .many: "m", .other: "x"]
 
+    /// Babel evaluates the CLDR release it carries, so the comparison means something only with the
+    /// release the rules were generated from. The generated file's first line names the Babel
+    /// release used; `.ci/run` installs that one.
+    static func requireBabelWithTheRulesCLDR() throws {
+        try ExternalTools.requirePython(modules: "babel", package: "babel")
+        let reported = try ExternalTools.python("from babel.core import get_cldr_version; print(get_cldr_version())")
+        let cldr = String(decoding: reported, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard cldr != PluralRules.cldrVersion else { return }
+        let generated = try String(
+            contentsOf: Fixtures.repositoryRoot.appending(path: "Sources/HeraldLocalization/PluralRules+CLDR.swift"), encoding: .utf8)
+        let release = generated.firstMatch(of: /\(Babel ([0-9.]+)\)/).map { String($0.1) } ?? "?"
+        try ExternalTools.unavailable(
+            "Babel carries CLDR \(cldr) and Herald's plural rules CLDR \(PluralRules.cldrVersion): pip install babel==\(release) "
+                + "(.ci/run installs it), or regenerate the rules with Scripts/generate-plural-rules.py")
+    }
+
     @Test("every CLDR language agrees with Babel on 0…1000 and decimals")
     func agreesWithBabel() throws {
+        try Self.requireBabelWithTheRulesCLDR()
         let languages = PluralRules.languages
         #expect(languages.count > 400, "\(languages.count)")
         let numbers = (0...1000).map(String.init) + Self.decimals

@@ -47,7 +47,12 @@ public enum ExternalTools {
     /// a message naming the Debian `package`, or fails it when `CI=true`.
     public static func require(_ names: String..., package: String) throws -> String {
         if let path = names.lazy.compactMap(find).first { return path }
-        let message = "\(names[0]) is not installed: apt-get install \(package) (.ci/run installs it)"
+        try unavailable("\(names[0]) is not installed: apt-get install \(package) (.ci/run installs it)")
+    }
+
+    /// Skips the current test, saying `message` (what is missing and how to install it), or fails
+    /// it when `CI=true`, where `.ci/run` has installed everything the tests need.
+    public static func unavailable(_ message: String) throws -> Never {
         if isCI { throw Failure(description: message) }
         try Test.cancel(Comment(rawValue: "skipped: " + message))
     }
@@ -148,9 +153,7 @@ public enum ExternalTools {
         let python = try require("python3", package: "python3")
         let probe = try execute(python, ["-c", "import " + modules.joined(separator: ", ")], timeout: .seconds(60))
         guard probe.status != 0 else { return }
-        let message = "the Python module \(modules.joined(separator: ", ")) is missing: pip install \(package) (.ci/run installs it)"
-        if isCI { throw Failure(description: message) }
-        try Test.cancel(Comment(rawValue: "skipped: " + message))
+        try unavailable("the Python module \(modules.joined(separator: ", ")) is missing: pip install \(package) (.ci/run installs it)")
     }
 
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
