@@ -42,7 +42,8 @@ import Testing
         ])
         let all = Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)
         let list = try #require(all["notifications"] as? [[String: Any]])
-        #expect(all["total"] as? Int == 4 && list.count == 4)
+        #expect(all["total"] as? Int == 4)
+        try #require(list.count == 4, "the checks below index the four records")
         #expect(list.map { $0["id"] as? Int } == [4, 3, 2, 1], "newest first")
         for key in ["apnsId", "deviceToken", "topic", "pushType", "priority", "status", "reason", "payload", "receivedAt"] {
             #expect(list[0].keys.contains(key), "\(key)")
