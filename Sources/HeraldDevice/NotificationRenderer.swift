@@ -153,7 +153,7 @@ public struct NotificationRenderer: Sendable {
     ) -> String? {
         if let locKey {
             if plain != nil {
-                diagnostics.append(LocalizationDiagnostic(.info, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (APNs's precedence is unverified, Apple's “Generating a remote notification”)"))
+                diagnostics.append(LocalizationDiagnostic(.info, "\(field): both \(plainKey) and \(locKeyName) are given; Herald shows \(locKeyName), as CloudKit documents (Apple's “Generating a remote notification” does not say which one the device prefers)"))
             }
             let looked = localizer.localizedString(forKey: locKey, arguments: locArgs)
             diagnostics += looked.diagnostics.map { $0.prefixed("\(field) (\(locKeyName) \"\(locKey)\")") }

@@ -35,7 +35,7 @@ public struct RenderedNotification: Sendable, Hashable {
         /// The critical alert's volume, 0 to 1.
         public var volume: Double?
         /// Whether the system's default sound plays instead of the named file: `default` was
-        /// asked for, or the file is not in the app bundle (Apple's the "Local and Remote Notification Programming Guide", Table 5-1).
+        /// asked for, or the file is not in the app bundle (Apple's “Local and Remote Notification Programming Guide”, Table 5-1).
         public var playsDefault: Bool
 
         /// Creates a sound.

@@ -102,8 +102,9 @@ public enum APSKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, K
     public var description: String { name.description }
 }
 
-/// The keys of the `alert` dictionary, legacy and current (the "Local and Remote Notification Programming Guide", Table 5-2, and "Generating a remote notification", Table 2, plus the
-/// legacy keys libraries still send, Apple's “Generating a remote notification”).
+/// The keys of the `alert` dictionary, legacy and current: Apple's “Generating a remote notification”,
+/// Table 2, and the legacy keys of the “Local and Remote Notification Programming Guide”, Table 5-2,
+/// which libraries still send.
 public enum AlertKey: CaseIterable, Sendable, Hashable, CustomStringConvertible, KnownKey {
     /// `title`.
     case title

@@ -3,7 +3,7 @@ import HeraldJSON
 /// The `sound` value: a sound file name (or `"default"`), or the critical-alert dictionary.
 ///
 /// The file must already be on the device, in the app bundle or `Library/Sounds`; if it is
-/// missing, the default sound plays (Apple's the "Local and Remote Notification Programming Guide", Table 5-1).
+/// missing, the default sound plays (Apple's “Local and Remote Notification Programming Guide”, Table 5-1).
 public enum Sound: Sendable, Hashable, ExpressibleByStringLiteral {
     /// A sound file name, or `"default"` for the system sound.
     case named(String)

@@ -50,7 +50,7 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
         public let isDocumented: Bool
     }
 
-    /// Apple's guidance on retrying after an error (A-RESP).
+    /// Apple's guidance on retrying after an error (“Handling notification responses from APNs”).
     public enum RetryGuidance: String, Sendable, Hashable {
         /// Never retry: the token or request cannot succeed (`BadDeviceToken`, `Unregistered`, …).
         case doNotRetry
@@ -116,7 +116,7 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
         entry(.internalServerError, 500, "An internal server error occurred."),
         entry(.serviceUnavailable, 503, "The service is unavailable."),
         entry(.shutdown, 503, "The server is shutting down (usually a GOAWAY reason).", retry: .retryOnNewConnection),
-        // Broadcast and channel management only (A-BERR).
+        // Broadcast and channel management only (“Handling error responses from Apple Push Notification service”).
         entry(.featureNotEnabled, 400, "The broadcast capability is not enabled for the topic.", [.broadcast]),
         entry(.missingChannelID, 400, "The apns-channel-id header is absent.", [.broadcast]),
         entry(.badChannelID, 400, "The channel ID is badly encoded or too long.", [.broadcast]),
@@ -218,7 +218,7 @@ extension APNsReason {
     public static let topicMismatch = APNsReason(rawValue: "TopicMismatch")
 }
 
-/// The HTTP statuses of the provider API and what they mean (A-RESP).
+/// The HTTP statuses of the provider API and what they mean (“Handling notification responses from APNs”).
 public enum APNsStatus {
     /// The meaning of a status, or `nil` for one APNs does not use.
     public static func meaning(of status: Int) -> String? {

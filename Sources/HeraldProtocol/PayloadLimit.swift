@@ -3,13 +3,13 @@
 /// APNs counts the raw body: UTF-8 JSON, whitespace included. Exceeding the limit gives
 /// 413 ``APNsReason/payloadTooLarge``.
 public enum PayloadLimit {
-    /// Every device push except VoIP: 4096 bytes (A-SEND, A-GEN).
+    /// Every device push except VoIP: 4096 bytes (“Sending notification requests to APNs”, “Generating a remote notification”).
     public static let standard = 4096
-    /// VoIP pushes: 5120 bytes (A-SEND, A-GEN).
+    /// VoIP pushes: 5120 bytes (“Sending notification requests to APNs”, “Generating a remote notification”).
     public static let voip = 5120
-    /// Broadcast (channel) pushes: 5120 bytes (A-BCAST).
+    /// Broadcast (channel) pushes: 5120 bytes (“Sending broadcast push notification requests to APNs”).
     public static let broadcast = 5120
-    /// The retired binary interface (iOS 8 to 2021): 2048 bytes, from Apple's the "Local and Remote Notification Programming Guide".
+    /// The retired binary interface (iOS 8 to 2021): 2048 bytes, from Apple's “Local and Remote Notification Programming Guide”.
     public static let legacyBinary = 2048
     /// The binary interface before iOS 8: 256 bytes.
     public static let legacyBinaryBeforeIOS8 = 256

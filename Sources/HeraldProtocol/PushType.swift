@@ -77,7 +77,7 @@ public enum PushType: String, CaseIterable, Sendable, Hashable, CustomStringConv
         self == .voip ? PayloadLimit.voip : PayloadLimit.standard
     }
 
-    /// Whether only token-based (JWT) connections may send this type: `location` (A-SEND) and
+    /// Whether only token-based (JWT) connections may send this type: `location` (“Sending notification requests to APNs”) and
     /// `fileprovider` (the File Provider documentation says not to use provider certificates).
     public var requiresTokenAuthentication: Bool {
         self == .location || self == .fileprovider
@@ -95,7 +95,7 @@ public enum PushType: String, CaseIterable, Sendable, Hashable, CustomStringConv
     }
 
     /// The priorities Apple documents for this type, when it restricts them: `background` must be
-    /// sent with priority 5 ("Using priority 10 is an error", A-SEND).
+    /// sent with priority 5 ("Using priority 10 is an error", “Sending notification requests to APNs”).
     public var requiredPriority: PushPriority? {
         self == .background ? .conservePower : nil
     }

@@ -130,7 +130,7 @@ extension LintRule {
 }
 
 extension LintPass {
-    /// What JSON kinds each aps key takes, and how to say it (Apple's the "Local and Remote Notification Programming Guide", Table 5-1, and "Generating a remote notification", Table 1).
+    /// What JSON kinds each aps key takes, and how to say it (Apple's “Local and Remote Notification Programming Guide”, Table 5-1, and “Generating a remote notification”, Table 1).
     static func expectedKinds(_ key: APSKey) -> (kinds: [JSONKind], phrase: String) {
         switch key {
         case .alert: ([.string, .object], "a string or a dictionary")
