@@ -1,6 +1,7 @@
 import HeraldJSON
 
-/// One finding: which rule, how serious, what and where.
+/// One finding: which rule, how serious, what and where. Findings come from ``Linter``; the type
+/// has no public initializer.
 public struct LintDiagnostic: Sendable, Hashable {
     /// What a finding is about.
     public enum Subject: Sendable, Hashable {
@@ -23,15 +24,6 @@ public struct LintDiagnostic: Sendable, Hashable {
     public var subject: Subject
     /// Where the subject starts in the body; `nil` for headers.
     public var location: SourceLocation?
-
-    /// Creates a diagnostic.
-    public init(rule: RuleID, severity: LintSeverity, message: String, subject: Subject, location: SourceLocation?) {
-        self.rule = rule
-        self.severity = severity
-        self.message = message
-        self.subject = subject
-        self.location = location
-    }
 
     /// The pointer, for value and key subjects.
     public var pointer: JSONPointer? {

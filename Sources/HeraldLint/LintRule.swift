@@ -4,7 +4,8 @@ import HeraldProtocol
 ///
 /// Rules read like SwiftLint's: an id, a one-line summary, a rationale citing its source (Apple's
 /// document by title, such as "Generating a remote notification"), and triggering and
-/// non-triggering examples.
+/// non-triggering examples. Rules come only from the catalog (``LintCatalog``): each has its
+/// check in the linter, so the type has no public initializer.
 public struct LintRule: Sendable, Identifiable {
     /// The stable id.
     public let id: RuleID
@@ -18,29 +19,13 @@ public struct LintRule: Sendable, Identifiable {
     public let rationale: String
     /// When APNs itself rejects requests that break this rule: the reason it answers with. The
     /// mock server answers with it; the client's pre-flight check refuses to send.
-    public let apnsReason: APNsReason?
+    public internal(set) var apnsReason: APNsReason? = nil
     /// Whether the rule runs unless disabled. Opt-in rules run only when enabled by id.
-    public let enabledByDefault: Bool
+    public internal(set) var enabledByDefault = true
     /// Bodies (and headers) that must produce a finding of this rule.
     public let triggering: [LintExample]
     /// Bodies (and headers) that must not.
     public let nonTriggering: [LintExample]
-
-    /// Creates a rule.
-    public init(
-        _ id: RuleID, _ severity: LintSeverity, _ category: LintCategory, summary: String, rationale: String,
-        apnsReason: APNsReason? = nil, enabledByDefault: Bool = true, triggering: [LintExample], nonTriggering: [LintExample]
-    ) {
-        self.id = id
-        self.severity = severity
-        self.category = category
-        self.summary = summary
-        self.rationale = rationale
-        self.apnsReason = apnsReason
-        self.enabledByDefault = enabledByDefault
-        self.triggering = triggering
-        self.nonTriggering = nonTriggering
-    }
 }
 
 /// A body and, optionally, request headers, used as a rule's example.

@@ -4,7 +4,7 @@ import HeraldProtocol
 
 extension LintRule {
     static let payloadEmpty = LintRule(
-        .payloadEmpty, .error, .form,
+        id: .payloadEmpty, severity: .error, category: .form,
         summary: "The body is empty.",
         rationale: "APNs rejects an empty body with \(APNsReason.payloadEmpty.statusAndReason) (Apple's \(AppleDocument.handlingNotificationResponses)).",
         apnsReason: .payloadEmpty,
@@ -12,7 +12,7 @@ extension LintRule {
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hi"}}"#)])
 
     static let invalidJSON = LintRule(
-        .invalidJSON, .error, .form,
+        id: .invalidJSON, severity: .error, category: .form,
         summary: "The body is not valid JSON.",
         rationale: "A payload is a JSON dictionary (Apple's \(AppleDocument.generatingARemoteNotification); the \(AppleDocument.legacyProgrammingGuide) cites RFC 4627). The older guide's fifth example lacks a comma, and copies of it carry typographic quotes; both break the payload. Herald reads past a missing comma, a trailing comma and typographic quotes, so the rest of the payload is still checked.",
         triggering: [
@@ -23,35 +23,35 @@ extension LintRule {
         nonTriggering: [LintExample(#"{"aps":{"category":"NEW_MESSAGE_CATEGORY","badge":3}}"#)])
 
     static let payloadNotObject = LintRule(
-        .payloadNotObject, .error, .form,
+        id: .payloadNotObject, severity: .error, category: .form,
         summary: "The body is JSON but not an object.",
         rationale: "The payload must be a JSON dictionary containing the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), \"Create the JSON payload\").",
         triggering: [LintExample(#"["aps"]"#), LintExample(#""Hello""#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
 
     static let duplicateKey = LintRule(
-        .duplicateKey, .warning, .form,
+        id: .duplicateKey, severity: .warning, category: .form,
         summary: "An object gives the same key twice.",
         rationale: "JSON (RFC 8259) leaves duplicate keys undefined: APNs, the device and your service extension may each keep a different one. Herald keeps both and reports the later key.",
         triggering: [LintExample(#"{"aps":{"badge":1,"badge":2}}"#), LintExample(#"{"aps":{},"id":1,"id":2}"#)],
         nonTriggering: [LintExample(#"{"aps":{"badge":1},"badge":2}"#)])
 
     static let apsMissing = LintRule(
-        .apsMissing, .error, .form,
+        id: .apsMissing, severity: .error, category: .form,
         summary: "The payload has no aps dictionary.",
         rationale: "\"This dictionary must contain another dictionary identified by the aps key\" (Apple's \(AppleDocument.legacyProgrammingGuide)). \(LintPass.typesNeedingAPS.map(\.rawValue).sorted().joined(separator: ", ")) pushes need it; MDM, VoIP, location, File Provider and Push to Talk payloads may do without.",
         triggering: [LintExample(#"{"alert":"Hi"}"#), LintExample.request(#"{"acme":1}"#, pushType: "alert", topic: "com.example.app")],
         nonTriggering: [LintExample.request(#"{"mdm":"3B5E7F2A"}"#, pushType: "mdm", topic: "com.apple.mgmt.External.1"), LintExample(#"{"aps":{"alert":"Hi"}}"#)])
 
     static let apsNotObject = LintRule(
-        .apsNotObject, .error, .form,
+        id: .apsNotObject, severity: .error, category: .form,
         summary: "aps is not a dictionary.",
         rationale: "\(PayloadKey.aps) is a dictionary of Apple-defined keys (Apple's \(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":"Hello"}"#), LintExample(#"{"aps":[]}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Hello"}}"#)])
 
     static let apsEmpty = LintRule(
-        .apsEmpty, .warning, .form,
+        id: .apsEmpty, severity: .warning, category: .form,
         summary: "aps is an empty dictionary: the notification does nothing.",
         rationale: "The \(PayloadKey.aps) dictionary should contain one or more properties (Apple's \(AppleDocument.legacyProgrammingGuide), \"Payload Keys\"); empty, there is nothing to show, play, badge or wake. An MDM push is the exception: {\"aps\":{},\"\(PayloadKey.mdm)\":\"…\"} wakes the device's MDM client.",
         triggering: [LintExample(#"{"aps":{},"acme":1}"#)],
@@ -62,7 +62,7 @@ extension LintRule {
         ])
 
     static let appleKeyOutsideAPS = LintRule(
-        .appleKeyOutsideAPS, .warning, .form,
+        id: .appleKeyOutsideAPS, severity: .warning, category: .form,
         summary: "An aps key (alert, badge, content-available, …), or a near miss of one such as Firebase's content_available, sits beside aps.",
         rationale: "Apple's keys only take effect inside the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), Table 1); beside it they are custom data the system ignores. Payloads written for Firebase's APNs bridge use content_available and mutable_content beside aps; sent straight to APNs they do nothing.",
         triggering: [LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#), LintExample(#"{"aps":{"alert":"Hi"},"mutable_content":true}"#), LintExample(#"{"aps":{},"content_available":1}"#)],

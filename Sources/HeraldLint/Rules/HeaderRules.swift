@@ -6,7 +6,7 @@ private let token32 = String(repeating: "a1", count: 32)
 
 extension LintRule {
     static let pushTypeInvalid = LintRule(
-        .pushTypeInvalid, .error, .headers,
+        id: .pushTypeInvalid, severity: .error, category: .headers,
         summary: "apns-push-type is not one of the eleven push types.",
         rationale: "APNs answers \(APNsReason.invalidPushType.statusAndReason) for a value outside \(PushType.allCases.map(\.rawValue).joined(separator: ", ")) (Apple's \(AppleDocument.sendingNotificationRequests)). Values are lowercase.",
         apnsReason: .invalidPushType,
@@ -14,21 +14,21 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, pushType: "alert")])
 
     static let pushTypeMissing = LintRule(
-        .pushTypeMissing, .warning, .headers,
+        id: .pushTypeMissing, severity: .warning, category: .headers,
         summary: "The request has no apns-push-type.",
         rationale: "\(APNsHeader.pushType) is required for watchOS 6 and later and Apple asks for it on every push; without it APNs \"may return an error, delay, or drop\" the notification (Apple's \(AppleDocument.sendingNotificationRequests)).",
         triggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, topic: "com.example.app")],
         nonTriggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert", topic: "com.example.app"), LintExample(#"{"aps":{"alert":"x"}}"#)])
 
     static let topicMissing = LintRule(
-        .topicMissing, .warning, .headers,
+        id: .topicMissing, severity: .warning, category: .headers,
         summary: "The request has no apns-topic.",
         rationale: "\(APNsHeader.topic) is required with token authentication (\(APNsReason.missingTopic.statusAndReason)) and may be left out only with a certificate for a single topic (Apple's \(AppleDocument.sendingNotificationRequests)).",
         triggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert")],
         nonTriggering: [LintExample.request(#"{"aps":{"alert":"x"}}"#, pushType: "alert", topic: "com.example.app")])
 
     static let topicMismatch = LintRule(
-        .topicMismatch, .error, .headers,
+        id: .topicMismatch, severity: .error, category: .headers,
         summary: "apns-topic does not end with the suffix the push type needs.",
         rationale: "Each push type has its topic: the bundle ID for alert and background, plus \(PushType.allCases.compactMap(\.topicSuffix).filter { !$0.isEmpty }.joined(separator: ", ")) for the others (Apple's \(AppleDocument.sendingNotificationRequests)). Apple does not document what APNs answers for a mismatch; Herald's mock answers \(APNsReason.deviceTokenNotForTopic) by default.",
         apnsReason: .deviceTokenNotForTopic,
@@ -43,7 +43,7 @@ extension LintRule {
         ])
 
     static let priorityInvalid = LintRule(
-        .priorityInvalid, .error, .headers,
+        id: .priorityInvalid, severity: .error, category: .headers,
         summary: "apns-priority is not 10, 5 or 1.",
         rationale: "Only \(PushPriority.immediate) (immediately), \(PushPriority.conservePower) (power considerations) and \(PushPriority.lowPower) (never wake the device) exist; anything else gives \(APNsReason.badPriority.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badPriority,
@@ -51,7 +51,7 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, priority: "10")])
 
     static let collapseIDTooLong = LintRule(
-        .collapseIDTooLong, .error, .headers,
+        id: .collapseIDTooLong, severity: .error, category: .headers,
         summary: "apns-collapse-id is longer than 64 bytes.",
         rationale: "The identifier \"must not exceed \(CollapseID.maximumByteCount) bytes\"; longer gives \(APNsReason.badCollapseID.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)). Bytes, not characters: 22 Hangul syllables are 66 bytes.",
         apnsReason: .badCollapseID,
@@ -59,7 +59,7 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, collapseID: "score-update")])
 
     static let apnsIDInvalid = LintRule(
-        .apnsIDInvalid, .error, .headers,
+        id: .apnsIDInvalid, severity: .error, category: .headers,
         summary: "apns-id is not a UUID in 8-4-4-4-12 form.",
         rationale: "\(APNsHeader.id) is a canonical UUID; an invalid one gives \(APNsReason.badMessageID.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badMessageID,
@@ -67,14 +67,14 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123e4567-e89b-12d3-a456-4266554400a0")])
 
     static let apnsIDNotLowercase = LintRule(
-        .apnsIDNotLowercase, .warning, .headers,
+        id: .apnsIDNotLowercase, severity: .warning, category: .headers,
         summary: "apns-id has uppercase hex digits.",
         rationale: "Apple specifies 32 lowercase hexadecimal digits (\(AppleDocument.sendingNotificationRequests)); whether APNs rejects uppercase is not documented. Send lowercase.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123E4567-E89B-12D3-A456-4266554400A0")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, apnsID: "123e4567-e89b-12d3-a456-4266554400a0")])
 
     static let expirationInvalid = LintRule(
-        .expirationInvalid, .error, .headers,
+        id: .expirationInvalid, severity: .error, category: .headers,
         summary: "apns-expiration is not a whole number of UNIX seconds.",
         rationale: "\(APNsHeader.expiration) is a UNIX epoch in seconds, or 0; anything else gives \(APNsReason.badExpirationDate.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests)).",
         apnsReason: .badExpirationDate,
@@ -82,14 +82,14 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "0"), LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600")])
 
     static let expirationInMilliseconds = LintRule(
-        .expirationInMilliseconds, .warning, .headers,
+        id: .expirationInMilliseconds, severity: .warning, category: .headers,
         summary: "apns-expiration looks like milliseconds.",
         rationale: "\(APNsHeader.expiration) is in seconds (Apple's \(AppleDocument.sendingNotificationRequests)); a value above 10^11 lies in the year 5138 as seconds.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600000")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, expiration: "1798761600")])
 
     static let deviceTokenInvalid = LintRule(
-        .deviceTokenInvalid, .error, .headers,
+        id: .deviceTokenInvalid, severity: .error, category: .headers,
         summary: "The device token is not an even number of hex digits for 32 to 100 bytes.",
         rationale: "Tokens are hex-encoded bytes in the path; a malformed one gives \(APNsReason.badDeviceToken.statusAndReason) (Apple's \(AppleDocument.handlingNotificationResponses)).",
         apnsReason: .badDeviceToken,
@@ -97,21 +97,21 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32)])
 
     static let deviceTokenUnusualLength = LintRule(
-        .deviceTokenUnusualLength, .info, .headers,
+        id: .deviceTokenUnusualLength, severity: .info, category: .headers,
         summary: "The device token is not 32 bytes.",
         rationale: "Every token issued so far is \(DeviceToken.conventionalByteCount) bytes (64 hex digits); Apple says \"don't make assumptions about device token size\" (\(AppleDocument.sendingNotificationRequests)), so Herald accepts \(DeviceToken.acceptedByteCounts.lowerBound) to \(DeviceToken.acceptedByteCounts.upperBound) bytes and notes the unusual ones.",
         triggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32 + "a1b2")],
         nonTriggering: [LintExample.headers(#"{"aps":{"alert":"x"}}"#, deviceToken: token32)])
 
     static let alertPushWithoutContent = LintRule(
-        .alertPushWithoutContent, .warning, .headers,
+        id: .alertPushWithoutContent, severity: .warning, category: .headers,
         summary: "An alert push has nothing to show, play or badge.",
         rationale: "Use the alert push type for notifications that display an alert, play a sound or badge the app's icon (Apple's \(AppleDocument.sendingNotificationRequests)). A silent update is a background push.",
         triggering: [LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"category":"X"}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"badge":1}}"#, pushType: "alert")])
 
     static let liveActivityIncomplete = LintRule(
-        .liveActivityIncomplete, .error, .headers,
+        id: .liveActivityIncomplete, severity: .error, category: .headers,
         summary: "A Live Activity push lacks event or timestamp, or an update lacks content-state (also: Live Activity keys with no event and no push type).",
         rationale: "Every Live Activity push carries event and timestamp; an update carries the new content-state (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)). A payload with Live Activity keys but no event, linted without headers, is such a push missing its event.",
         triggering: [
@@ -122,14 +122,14 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":1}}}"#, pushType: "liveactivity")])
 
     static let liveActivityStartIncomplete = LintRule(
-        .liveActivityStartIncomplete, .error, .headers,
+        id: .liveActivityStartIncomplete, severity: .error, category: .headers,
         summary: "A Live Activity start lacks attributes-type, attributes or alert.",
         rationale: "Starting a Live Activity remotely needs attributes-type (the ActivityAttributes type name), attributes, and an alert (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{}}}"#, pushType: "liveactivity")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"},"alert":{"title":"Kick-off"}}}"#, pushType: "liveactivity")])
 
     static let liveActivityStartKeysLater = LintRule(
-        .liveActivityStartKeysLater, .warning, .headers,
+        id: .liveActivityStartKeysLater, severity: .warning, category: .headers,
         summary: "A Live Activity update or end carries keys only a start uses: attributes-type, attributes, input-push-token, input-push-channel.",
         rationale: "attributes-type and attributes describe the activity being started, input-push-token asks the started activity for its update token, and input-push-channel subscribes it to a broadcast channel; an update or end cannot change any of them and they are ignored (\(AppleDocument.liveActivityPushes); \(AppleDocument.broadcastPushes)). Sending them costs bytes and suggests a start payload reused by mistake.",
         triggering: [
@@ -139,28 +139,28 @@ extension LintRule {
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1700000000,"content-state":{},"attributes-type":"GameAttributes","attributes":{"home":"A"},"alert":{"title":"Kick-off"}}}"#, pushType: "liveactivity")])
 
     static let liveActivityKeysOnOtherPushType = LintRule(
-        .liveActivityKeysOnOtherPushType, .warning, .headers,
+        id: .liveActivityKeysOnOtherPushType, severity: .warning, category: .headers,
         summary: "Live Activity keys are sent with a push type other than liveactivity.",
         rationale: "event, timestamp, content-state and the other Live Activity keys only reach an activity through push type \(PushType.liveactivity) and the \(PushType.liveactivity.topicSuffix ?? "") topic (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"alert":"Goal!","event":"update","timestamp":1,"content-state":{}}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity")])
 
     static let dismissalDateOutsideEnd = LintRule(
-        .dismissalDateOutsideEnd, .warning, .headers,
+        id: .dismissalDateOutsideEnd, severity: .warning, category: .headers,
         summary: "A Live Activity start or update carries dismissal-date, which only an end uses.",
         rationale: "dismissal-date says when an ended Live Activity leaves the Lock Screen; it is read with event end (\(AppleDocument.liveActivityPushes)). On a start or an update it is ignored: the activity stays until an end arrives. To end it, send event end with the dismissal-date.",
         triggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"dismissal-date":1700003600}}"#, pushType: "liveactivity")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"end","timestamp":1700000000,"content-state":{},"dismissal-date":1700003600}}"#, pushType: "liveactivity")])
 
     static let broadcastCannotStart = LintRule(
-        .broadcastCannotStart, .error, .headers,
+        id: .broadcastCannotStart, severity: .error, category: .headers,
         summary: "A broadcast push tries to start a Live Activity.",
         rationale: "Broadcast channels carry update and end only; they cannot start a Live Activity (\(AppleDocument.liveActivityPushes); \(AppleDocument.broadcastPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{},"alert":{"title":"x"}}}"#, pushType: "liveactivity", endpoint: .broadcast)],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity", endpoint: .broadcast)])
 
     static let contentChangedMissing = LintRule(
-        .contentChangedMissing, .error, .headers,
+        id: .contentChangedMissing, severity: .error, category: .headers,
         summary: "A widgets or controls push lacks \"content-changed\": true.",
         rationale: "The widget and control reload payload is {\"aps\":{\"\(APSKey.contentChanged)\":true}} (\(AppleDocument.widgetPushes); \(AppleDocument.controlPushes)).",
         triggering: [LintExample.headers(#"{"aps":{}}"#, pushType: "widgets")],

@@ -4,7 +4,7 @@ import HeraldProtocol
 
 extension LintRule {
     static let keyType = LintRule(
-        .keyType, .error, .keys,
+        id: .keyType, severity: .error, category: .keys,
         summary: "An Apple key has a value of the wrong JSON type.",
         rationale: "Each key has one type in Apple's tables (\(AppleDocument.generatingARemoteNotification), Tables 1 to 3): alert is a string or dictionary, badge a number, sound a string or dictionary, content-state a dictionary, and so on. A value of another type is ignored or breaks decoding on the device.",
         triggering: [
@@ -21,14 +21,14 @@ extension LintRule {
         ])
 
     static let badgeInvalid = LintRule(
-        .badgeInvalid, .error, .keys,
+        id: .badgeInvalid, severity: .error, category: .keys,
         summary: "badge is not a whole number from 0 up.",
         rationale: "badge is \"the number to display in a badge on your app's icon\"; 0 removes it (\(AppleDocument.generatingARemoteNotification), Table 1). Negative or fractional numbers have no badge to show.",
         triggering: [LintExample(#"{"aps":{"badge":-1}}"#), LintExample(#"{"aps":{"badge":2.5}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"badge":0}}"#), LintExample(#"{"aps":{"badge":99}}"#)])
 
     static let flagNotOne = LintRule(
-        .flagNotOne, .warning, .keys,
+        id: .flagNotOne, severity: .warning, category: .keys,
         summary: "content-available, mutable-content or input-push-token is not the number 1 (or content-changed is not true).",
         rationale: "These flags take effect with the value 1 (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)); content-changed with true (\(AppleDocument.widgetPushes)). 0 and false do nothing: omit the key instead. true is read as 1 by the device, but Apple documents the number.",
         triggering: [
@@ -39,42 +39,42 @@ extension LintRule {
         nonTriggering: [LintExample(#"{"aps":{"content-available":1}}"#), LintExample(#"{"aps":{"content-changed":true}}"#)])
 
     static let soundInvalid = LintRule(
-        .soundInvalid, .error, .keys,
+        id: .soundInvalid, severity: .error, category: .keys,
         summary: "The sound is empty, or the critical-alert dictionary has critical other than 0 or 1 or a volume outside 0 to 1.",
         rationale: "sound names a file or \"\(Sound.defaultName)\"; the critical dictionary takes critical 1 and a volume between 0 (silent) and 1 (full volume) (\(AppleDocument.generatingARemoteNotification), Table 3).",
         triggering: [LintExample(#"{"aps":{"sound":""}}"#), LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1.5}}}"#), LintExample(#"{"aps":{"sound":{"critical":2,"name":"a.caf"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"default","volume":0.8}}}"#), LintExample(#"{"aps":{"sound":"chime.aiff"}}"#)])
 
     static let interruptionLevelInvalid = LintRule(
-        .interruptionLevelInvalid, .error, .keys,
+        id: .interruptionLevelInvalid, severity: .error, category: .keys,
         summary: "interruption-level is not passive, active, time-sensitive or critical.",
         rationale: "The four values correspond to UNNotificationInterruptionLevel (\(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"urgent"}}"#), LintExample(#"{"aps":{"alert":"x","interruption-level":"timeSensitive"}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x","interruption-level":"time-sensitive"}}"#)])
 
     static let relevanceScoreRange = LintRule(
-        .relevanceScoreRange, .warning, .keys,
+        id: .relevanceScoreRange, severity: .warning, category: .keys,
         summary: "relevance-score is outside 0 to 1 on a notification that is not a Live Activity update.",
         rationale: "relevance-score is \"a number between 0 and 1\"; only Live Activity updates may use any number (\(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":75}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x","relevance-score":0.75}}"#), LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{},"relevance-score":75}}"#, pushType: "liveactivity")])
 
     static let liveActivityEventInvalid = LintRule(
-        .liveActivityEventInvalid, .error, .keys,
+        id: .liveActivityEventInvalid, severity: .error, category: .keys,
         summary: "event is not start, update or end.",
         rationale: "\"To start the Live Activity, use start. To update the Live Activity, use update. To end the Live Activity, use end\" (\(AppleDocument.generatingARemoteNotification), Table 1).",
         triggering: [LintExample(#"{"aps":{"event":"stop","timestamp":1700000000}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"event":"end","timestamp":1700000000}}"#)])
 
     static let dateInMilliseconds = LintRule(
-        .dateInMilliseconds, .warning, .keys,
+        id: .dateInMilliseconds, severity: .warning, category: .keys,
         summary: "timestamp, stale-date or dismissal-date looks like milliseconds.",
         rationale: "These are UNIX times in seconds (\(AppleDocument.generatingARemoteNotification), Table 1; \(AppleDocument.liveActivityPushes)). A value above 10^11 is in the year 5138 as seconds, so it is almost certainly milliseconds.",
         triggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000000,"content-state":{}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{}}}"#)])
 
     static let dateImplausible = LintRule(
-        .dateImplausible, .warning, .keys,
+        id: .dateImplausible, severity: .warning, category: .keys,
         summary: "A Live Activity timestamp or stale-date before Live Activities existed (0, or before 2022), or a date after 2100.",
         rationale: "ActivityKit ignores an update whose timestamp is older than the one it holds, so 0 or a date before Live Activities existed (iOS 16.1, 2022) makes every later real update look newer and this one lost; a stale-date that long past makes the activity stale at once (\(AppleDocument.liveActivityPushes)). A date after 2100 is a unit or arithmetic slip. A dismissal-date in the past is allowed: it removes the activity at once.",
         triggering: [
@@ -88,28 +88,28 @@ extension LintRule {
         ])
 
     static let unknownAPSKey = LintRule(
-        .unknownAPSKey, .warning, .keys,
+        id: .unknownAPSKey, severity: .warning, category: .keys,
         summary: "aps holds a key Apple does not define.",
         rationale: "\"Don't add your own custom keys to the aps dictionary\"; \"add your custom keys as peers of the aps dictionary\" (\(AppleDocument.generatingARemoteNotification)). A custom key inside aps still reaches the app, but a future Apple key of the same name would change what it means; a near miss of an Apple key (content_available, threadId) silently does nothing.",
         triggering: [LintExample(#"{"aps":{"content_available":1}}"#), LintExample(#"{"aps":{"alert":"x","gameID":"1"}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"content-available":1},"gameID":"1"}"#), LintExample.headers(#"{"aps":{"alert":{"title":"Boarding","body":"Gate 5","action":"View"},"url-args":["boarding","A5"]}}"#, topic: "web.com.example.airline")])
 
     static let unknownAlertKey = LintRule(
-        .unknownAlertKey, .warning, .keys,
+        id: .unknownAlertKey, severity: .warning, category: .keys,
         summary: "The alert dictionary holds a key Apple does not define.",
         rationale: "The alert dictionary has a fixed set of keys (\(AppleDocument.generatingARemoteNotification), Table 2; the legacy ones of the \(AppleDocument.legacyProgrammingGuide)); others are ignored.",
         triggering: [LintExample(#"{"aps":{"alert":{"titel":"Hi","body":"b"}}}"#), LintExample(#"{"aps":{"alert":{"body":"b","sound":"default"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Hi","subtitle":"s","body":"b"}}}"#)])
 
     static let unknownSoundKey = LintRule(
-        .unknownSoundKey, .warning, .keys,
+        id: .unknownSoundKey, severity: .warning, category: .keys,
         summary: "The critical-alert sound dictionary holds a key Apple does not define.",
         rationale: "The sound dictionary has three keys: \(SoundKey.keys.map(\.description).joined(separator: ", ")) (\(AppleDocument.generatingARemoteNotification), Table 3).",
         triggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","level":1}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"sound":{"critical":1,"name":"a.caf","volume":1}}}"#)])
 
     static let legacyAlertKey = LintRule(
-        .legacyAlertKey, .info, .keys,
+        id: .legacyAlertKey, severity: .info, category: .keys,
         summary: "The alert uses a legacy key: action-loc-key, action, summary-arg or summary-arg-count.",
         rationale: "These keys are in the \(AppleDocument.legacyProgrammingGuide) and libraries still send them, but \(AppleDocument.generatingARemoteNotification) no longer lists them: action buttons come from the notification's category, and the summary keys served the notification summaries of iOS 12 to 14. In a Safari website push (topic web.…) action is current: it labels the action button (\(AppleDocument.websitesProgrammingGuide)).",
         triggering: [
@@ -122,7 +122,7 @@ extension LintRule {
         ])
 
     static let customValueNull = LintRule(
-        .customValueNull, .warning, .keys,
+        id: .customValueNull, severity: .warning, category: .keys,
         summary: "A custom key beside aps has the value null.",
         rationale: "\"Custom values must use the JSON structured and primitive types: dictionary (object), array, string, number, and Boolean\" (\(AppleDocument.legacyProgrammingGuide)). null is not among them; omit the key.",
         triggering: [LintExample(#"{"aps":{"alert":"x"},"gameID":null}"#)],

@@ -4,56 +4,56 @@ import HeraldProtocol
 
 extension LintRule {
     static let locArgsWithoutKey = LintRule(
-        .locArgsWithoutKey, .warning, .localization,
+        id: .locArgsWithoutKey, severity: .warning, category: .localization,
         summary: "loc-args (or title-loc-args, subtitle-loc-args) without its loc-key.",
         rationale: "The arguments replace the format specifiers of the string the matching key names (Apple's \(AppleDocument.generatingARemoteNotification), Table 2); without the key they are never used.",
         triggering: [LintExample(#"{"aps":{"alert":{"body":"Hi","loc-args":["Jenna"]}}}"#), LintExample(#"{"aps":{"alert":{"title-loc-args":["Jenna"],"body":"b"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"loc-key":"GAME_PLAY_REQUEST_FORMAT","loc-args":["Jenna","Frank"]}}}"#)])
 
     static let locKeyWithText = LintRule(
-        .locKeyWithText, .warning, .localization,
+        id: .locKeyWithText, severity: .warning, category: .localization,
         summary: "loc-key together with body (or title-loc-key with title, subtitle-loc-key with subtitle).",
         rationale: "The loc keys are used instead of the plain keys (Apple's \(AppleDocument.generatingARemoteNotification), Table 2); which one the device shows when both are present is not documented. Send one.",
         triggering: [LintExample(#"{"aps":{"alert":{"body":"Hello","loc-key":"GREETING"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"title":"Hi","loc-key":"GREETING"}}}"#)])
 
     static let locArgsNotStrings = LintRule(
-        .locArgsNotStrings, .error, .localization,
+        id: .locArgsNotStrings, severity: .error, category: .localization,
         summary: "A loc-args element is not a string.",
         rationale: "loc-args, title-loc-args and subtitle-loc-args are arrays of strings (Apple's \(AppleDocument.generatingARemoteNotification), Table 2), substituted with %@; a number or null does not format as intended.",
         triggering: [LintExample(#"{"aps":{"alert":{"loc-key":"SCORE","loc-args":[3,"Rick"]}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"loc-key":"SCORE","loc-args":["3","Rick"]}}}"#)])
 
     static let alertOnlyBody = LintRule(
-        .alertOnlyBody, .info, .localization,
+        id: .alertOnlyBody, severity: .info, category: .localization,
         summary: "The alert is a dictionary with only body; a string says the same in fewer bytes.",
         rationale: "\"Don't specify a dictionary as the value of alert if the dictionary only has the body property\" (Apple's \(AppleDocument.legacyProgrammingGuide)). \(AppleDocument.generatingARemoteNotification) prefers dictionaries, so this is a note.",
         triggering: [LintExample(#"{"aps":{"alert":{"body":"Message received from Bob"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"Message received from Bob"}}"#), LintExample(#"{"aps":{"alert":{"title":"Bob","body":"Hi"}}}"#)])
 
     static let unicodeEscapeInAlert = LintRule(
-        .unicodeEscapeInAlert, .warning, .localization,
+        id: .unicodeEscapeInAlert, severity: .warning, category: .localization,
         summary: "Alert text uses the JSON \\u notation.",
         rationale: "\"The JSON \\u notation is not supported. Put the actual UTF-8 character in the alert text instead\" (Apple's \(AppleDocument.legacyProgrammingGuide)). It also costs bytes against the limit: an escaped character takes 6 bytes (\\u00e9 for the 2 bytes of é), an emoji 12 (a surrogate pair for its 4 bytes). herald fmt rewrites such escapes as UTF-8.",
         triggering: [LintExample(#"{"aps":{"alert":"caf\u00e9"}}"#), LintExample(#"{"aps":{"alert":{"title":"\uD83C\uDFB2 Game"}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"café"}}"#), LintExample(#"{"aps":{"alert":"a \"quoted\" word\nnext line"}}"#)])
 
     static let formatMissingArguments = LintRule(
-        .formatMissingArguments, .error, .localization,
+        id: .formatMissingArguments, severity: .error, category: .localization,
         summary: "A loc-key that is its own format string has more specifiers than loc-args.",
         rationale: "Each %@ takes the next loc-args element and %n$@ the n-th (Apple's \(AppleDocument.legacyProgrammingGuide), \"Localized Formatted Strings\"). When the key is missing from the app's strings table the device shows the key itself, formatted (\(AppleDocument.localizedUserNotificationString)): Live Activity alerts rely on this. Fewer arguments than specifiers is undefined; Herald's preview shows the gap.",
         triggering: [LintExample(#"{"aps":{"alert":{"loc-key":"%@ and %@ have invited you","loc-args":["Jenna"]}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"loc-key":"%2$@ and %1$@ have invited you","loc-args":["Jenna","Frank"]}}}"#)])
 
     static let formatExtraArguments = LintRule(
-        .formatExtraArguments, .warning, .localization,
+        id: .formatExtraArguments, severity: .warning, category: .localization,
         summary: "A loc-key that is its own format string has fewer specifiers than loc-args.",
         rationale: "Arguments without a specifier are never shown (Apple's \(AppleDocument.legacyProgrammingGuide), \"Localized Formatted Strings\").",
         triggering: [LintExample(#"{"aps":{"alert":{"loc-key":"%@ joined","loc-args":["Jenna","Frank"]}}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":{"loc-key":"%@ joined","loc-args":["Jenna"]}}}"#)])
 
     static let formatNonObjectSpecifier = LintRule(
-        .formatNonObjectSpecifier, .warning, .localization,
+        id: .formatNonObjectSpecifier, severity: .warning, category: .localization,
         summary: "A loc-key that is its own format string uses %d, %s or another non-%@ specifier.",
         rationale: "loc-args are strings, so the specifiers are %@ and %n$@ (Apple's \(AppleDocument.generatingARemoteNotification), Table 2); %s in a strings file has been reported to break substitution in notifications.",
         triggering: [LintExample(#"{"aps":{"alert":{"loc-key":"%d new messages","loc-args":["3"]}}}"#)],

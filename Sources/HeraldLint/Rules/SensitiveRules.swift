@@ -4,28 +4,28 @@ import HeraldProtocol
 
 extension LintRule {
     static let sensitiveCardNumber = LintRule(
-        .sensitiveCardNumber, .warning, .sensitive,
+        id: .sensitiveCardNumber, severity: .warning, category: .sensitive,
         summary: "Custom data holds what looks like a payment card number.",
         rationale: "\"Don't include customer information or any sensitive data, like a credit card number, in a notification's payload. If you must, encrypt it\" (Apple's \(AppleDocument.generatingARemoteNotification)). Matches 13 to 19 digits with a card network's prefix that pass the Luhn check.",
         triggering: [LintExample(#"{"aps":{"alert":"Payment received"},"card":"4111 1111 1111 1111"}"#), LintExample(#"{"aps":{},"order":{"pan":5555555555554444}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x"},"sentAt":1700000000000,"card":"•••• 1111"}"#)])
 
     static let sensitiveEmail = LintRule(
-        .sensitiveEmail, .warning, .sensitive,
+        id: .sensitiveEmail, severity: .warning, category: .sensitive,
         summary: "Custom data holds an e-mail address.",
         rationale: "\"You should not include customer information (or any sensitive data) as custom payload data\" (Apple's \(AppleDocument.legacyProgrammingGuide)); that guide's own fifth example carries \"jane.appleseed@apple.com\". Send an identifier the app resolves instead.",
         triggering: [LintExample(#"{"aps":{"alert":"x"},"acme-account":"jane.appleseed@apple.com"}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":"x"},"acme-account":"account-8842","handle":"@jane"}"#)])
 
     static let sensitiveToken = LintRule(
-        .sensitiveToken, .warning, .sensitive,
+        id: .sensitiveToken, severity: .warning, category: .sensitive,
         summary: "Custom data holds a credential: a JSON Web Token, a bearer token or an API key.",
         rationale: "Payloads pass through Apple's servers and land in the notification database; a credential there outlives its purpose (Apple's \(AppleDocument.generatingARemoteNotification): no sensitive data without encryption).",
         triggering: [LintExample(#"{"aps":{},"auth":"Bearer 8f14e45fceea167a5a36dedd4bea2543"}"#), LintExample(#"{"aps":{},"jwt":"eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJBQkMxMjM0NTY3In0.c2lnbmF0dXJl"}"#)],
         nonTriggering: [LintExample(#"{"aps":{},"auth":"session-present"}"#)])
 
     static let sensitiveKeyName = LintRule(
-        .sensitiveKeyName, .warning, .sensitive,
+        id: .sensitiveKeyName, severity: .warning, category: .sensitive,
         summary: "A custom key is named like a secret: password, secret, ssn, api_key, cvv, ….",
         rationale: "Whatever such a key holds should not travel in a payload (Apple's \(AppleDocument.generatingARemoteNotification)).",
         triggering: [LintExample(#"{"aps":{},"user":{"password":"hunter2"}}"#), LintExample(#"{"aps":{},"ssn":"078-05-1120"}"#)],

@@ -4,7 +4,7 @@ import HeraldProtocol
 
 extension LintRule {
     static let silentWithVisibleContent = LintRule(
-        .silentWithVisibleContent, .warning, .silent,
+        id: .silentWithVisibleContent, severity: .warning, category: .silent,
         summary: "content-available is 1 but the payload also has alert, sound or badge.",
         rationale: "\"For a silent notification, take care to ensure there is no alert, sound, or badge payload in the aps dictionary. If you don't follow this guidance, the incorrectly-configured notification might be throttled and not delivered to the app in the background, and instead of being silent is displayed to the user\" (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\").",
         triggering: [LintExample(#"{"aps":{"content-available":1,"alert":"New content"}}"#), LintExample(#"{"aps":{"content-available":1,"badge":1}}"#)],
@@ -14,7 +14,7 @@ extension LintRule {
         ])
 
     static let contentAvailableNoEffect = LintRule(
-        .contentAvailableNoEffect, .info, .silent,
+        id: .contentAvailableNoEffect, severity: .info, category: .silent,
         summary: "content-available is sent with a Live Activity push, where it has no effect.",
         rationale: "A Live Activity push updates the activity through ActivityKit; it never wakes the app in the background, and it is never silent (\(AppleDocument.liveActivityPushes)). \(APSKey.contentAvailable) belongs to background updates (\(AppleDocument.pushingBackgroundUpdates)); here it is carried along for nothing.",
         triggering: [LintExample.headers(#"{"aps":{"content-available":1,"event":"update","timestamp":1700000000,"content-state":{},"alert":{"title":"Goal"}}}"#, pushType: "liveactivity")],
@@ -24,21 +24,21 @@ extension LintRule {
         ])
 
     static let backgroundWithVisibleContent = LintRule(
-        .backgroundWithVisibleContent, .error, .silent,
+        id: .backgroundWithVisibleContent, severity: .error, category: .silent,
         summary: "A background push carries alert, sound or badge.",
         rationale: "Push type background is for notifications that deliver content in the background and do not interact with the user (Apple's \(AppleDocument.sendingNotificationRequests)); aps holds only \(APSKey.contentAvailable) (\(AppleDocument.pushingBackgroundUpdates)). Send visible notifications as alert pushes.",
         triggering: [LintExample.headers(#"{"aps":{"content-available":1,"sound":"default"}}"#, pushType: "background", priority: "5")],
         nonTriggering: [LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "background", priority: "5")])
 
     static let backgroundWithoutContentAvailable = LintRule(
-        .backgroundWithoutContentAvailable, .error, .silent,
+        id: .backgroundWithoutContentAvailable, severity: .error, category: .silent,
         summary: "A background push lacks content-available: 1, so the app is not woken.",
         rationale: "A background update is aps with \(APSKey.contentAvailable) set to 1 (Apple's \(AppleDocument.pushingBackgroundUpdates)). Without it the push wakes nothing.",
         triggering: [LintExample.headers(#"{"aps":{},"acme":"sync"}"#, pushType: "background", priority: "5")],
         nonTriggering: [LintExample.headers(#"{"aps":{"content-available":1},"acme":"sync"}"#, pushType: "background", priority: "5")])
 
     static let backgroundPriority = LintRule(
-        .backgroundPriority, .error, .silent,
+        id: .backgroundPriority, severity: .error, category: .silent,
         summary: "A background push is sent with priority 10 (also the default when apns-priority is absent).",
         rationale: "Background pushes must use priority \(PushPriority.conservePower): \"Using priority 10 is an error\" (Apple's \(AppleDocument.sendingNotificationRequests)). \(APNsHeader.priority) defaults to \(PushPriority.default), so leaving it out is the same mistake. APNs is reported to accept such pushes and then not deliver them.",
         triggering: [

@@ -3,7 +3,7 @@ import HeraldProtocol
 
 extension LintRule {
     static let payloadTooLarge = LintRule(
-        .payloadTooLarge, .error, .size,
+        id: .payloadTooLarge, severity: .error, category: .size,
         summary: "The body is over the push type's size limit.",
         rationale: "APNs refuses payloads over \(PayloadLimit.standard) bytes, \(PayloadLimit.voip) for VoIP and \(PayloadLimit.broadcast) for broadcast pushes, counted in bytes of the body as sent, with \(APNsReason.payloadTooLarge.statusAndReason) (Apple's \(AppleDocument.sendingNotificationRequests); \(AppleDocument.generatingARemoteNotification)).",
         apnsReason: .payloadTooLarge,
@@ -17,21 +17,21 @@ extension LintRule {
         ])
 
     static let payloadNearLimit = LintRule(
-        .payloadNearLimit, .info, .size,
+        id: .payloadNearLimit, severity: .info, category: .size,
         summary: "The body uses more than 90% of its size limit.",
         rationale: "A payload close to the limit breaks as soon as a name or a translation grows (limits in Apple's \(AppleDocument.sendingNotificationRequests)). Send less data, or fetch it in a notification service extension.",
         triggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 3800) + #""}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 3000) + #""}}"#)])
 
     static let payloadOverLegacyLimit = LintRule(
-        .payloadOverLegacyLimit, .info, .size,
+        id: .payloadOverLegacyLimit, severity: .info, category: .size,
         summary: "The body is over the legacy binary interface's 2048-byte limit.",
         rationale: "The \(AppleDocument.legacyProgrammingGuide) gives \(PayloadLimit.legacyBinary) bytes for the legacy binary interface; tools and services built for it may still truncate or refuse larger payloads. HTTP/2 allows \(PayloadLimit.standard).",
         triggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 2500) + #""}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"alert":""# + String(repeating: "a", count: 1500) + #""}}"#)])
 
     static let payloadNotCompact = LintRule(
-        .payloadNotCompact, .info, .size,
+        id: .payloadNotCompact, severity: .info, category: .size,
         summary: "The body contains whitespace that costs bytes (opt-in).",
         rationale: "\"In practice, omit whitespace and line breaks to reduce the size of the payload\" (Apple's \(AppleDocument.legacyProgrammingGuide), \"Examples of JSON Payloads\"). Opt-in, since most senders compact payloads themselves; herald fmt writes the compact form.",
         enabledByDefault: false,

@@ -4,7 +4,7 @@ import HeraldProtocol
 
 extension LintRule {
     static let simulatorTargetBundle = LintRule(
-        .simulatorTargetBundle, .info, .tooling,
+        id: .simulatorTargetBundle, severity: .info, category: .tooling,
         summary: "The payload has \"Simulator Target Bundle\", a key for the simulator.",
         rationale: "xcrun simctl push and .apns files read \"\(PayloadKey.simulatorTargetBundle)\" to pick the app (\(AppleDocument.simulatorPush)). APNs passes it to the device as custom data; it does no harm, but it has no meaning in production. Lint says nothing about it in a .apns file, where it belongs.",
         triggering: [LintExample(#"{"Simulator Target Bundle":"com.example.MyApp","aps":{"alert":"Hi"}}"#)],
@@ -14,7 +14,7 @@ extension LintRule {
         ])
 
     static let watchKitSimulatorActions = LintRule(
-        .watchKitSimulatorActions, .info, .tooling,
+        id: .watchKitSimulatorActions, severity: .info, category: .tooling,
         summary: "The payload has \"WatchKit Simulator Actions\", a key for the watchOS simulator.",
         rationale: "Xcode's watchOS notification templates carry \"\(PayloadKey.watchKitSimulatorActions)\", the action buttons the simulator shows. Real devices take actions from the notification's category; APNs passes the key along as custom data. Lint says nothing about it in a .apns file.",
         triggering: [LintExample(#"{"aps":{"alert":"Hi","category":"myCategory"},"WatchKit Simulator Actions":[{"title":"First","identifier":"firstButtonAction"}]}"#)],
@@ -24,7 +24,7 @@ extension LintRule {
         ])
 
     static let simulatorKeyMisspelled = LintRule(
-        .simulatorKeyMisspelled, .warning, .tooling,
+        id: .simulatorKeyMisspelled, severity: .warning, category: .tooling,
         summary: "A top-level key is a near miss of \"Simulator Target Bundle\", which the Simulator reads only spelled exactly.",
         rationale: "xcrun simctl push and a .apns file dropped on the Simulator find the app by \"\(PayloadKey.simulatorTargetBundle)\", spelled exactly (\(AppleDocument.simulatorPush)); \"Simulate Target Bundle\" or \"simulator target bundle\" is an ordinary custom key, and the Simulator asks which app to send to, or refuses the file.",
         triggering: [
