@@ -231,7 +231,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     /// The request's header block: pseudo-headers, then the APNs headers, those that repeat from
     /// request to request kept in the server's table.
     static func writeHeaders(
-        _ head: RequestHead, scheme: Int, authority: String, bearer: String?,
+        _ head: RequestHead, scheme: HPACKRequestEncoder.Static, authority: String, bearer: String?,
         encoder: inout HPACKRequestEncoder, into buffer: inout ByteBuffer
     ) {
         typealias Static = HPACKRequestEncoder.Static

@@ -24,19 +24,19 @@ package struct HPACKRequestEncoder {
     /// The largest table this encoder uses, whatever the server allows.
     package static let largestTableSize = 4_096
 
-    /// Indexes in the static table (RFC 7541 Appendix A) of the fields requests use.
-    package enum Static {
-        package static let authority = 1
-        package static let methodGET = 2
-        package static let methodPOST = 3
-        package static let path = 4
-        package static let schemeHTTP = 6
-        package static let schemeHTTPS = 7
-        package static let authorization = 23
-        package static let contentType = 31
-        /// Entries in the static table; the dynamic table's indexes follow.
-        package static let count = 61
+    /// The fields of the static table (RFC 7541 Appendix A) that requests use, by their index.
+    package enum Static: Int {
+        case authority = 1
+        case methodGET = 2
+        case methodPOST = 3
+        case path = 4
+        case schemeHTTP = 6
+        case schemeHTTPS = 7
+        case authorization = 23
     }
+
+    /// Entries in the static table; the dynamic table's indexes follow.
+    package static let staticTableCount = 61
 
     /// Oldest first.
     private var entries = CircularBuffer<Entry>(initialCapacity: 16)
@@ -65,22 +65,22 @@ package struct HPACKRequestEncoder {
     }
 
     /// A field that is all in the static table (`:method: POST`).
-    package func writeStatic(_ index: Int, into buffer: inout ByteBuffer) {
-        Self.writeInteger(index, prefixBits: 7, pattern: 0x80, into: &buffer)
+    package func writeStatic(_ field: Static, into buffer: inout ByteBuffer) {
+        Self.writeInteger(field.rawValue, prefixBits: 7, pattern: 0x80, into: &buffer)
     }
 
     /// A field worth keeping: one index byte when the table has it, otherwise a literal that the
     /// table keeps from now on. `staticName` is the static table's index of the name, if any.
-    package mutating func writeIndexed(name: String, staticName: Int? = nil, value: String, into buffer: inout ByteBuffer) {
-        var nameIndex = staticName ?? 0
+    package mutating func writeIndexed(name: String, staticName: Static? = nil, value: String, into buffer: inout ByteBuffer) {
+        var nameIndex = staticName?.rawValue ?? 0
         var position = entries.count
         for entry in entries.reversed() {
             if entry.name == name {
                 if entry.value == value {
-                    Self.writeInteger(Static.count + entries.count - position + 1, prefixBits: 7, pattern: 0x80, into: &buffer)
+                    Self.writeInteger(Self.staticTableCount + entries.count - position + 1, prefixBits: 7, pattern: 0x80, into: &buffer)
                     return
                 }
-                if nameIndex == 0 { nameIndex = Static.count + entries.count - position + 1 }
+                if nameIndex == 0 { nameIndex = Self.staticTableCount + entries.count - position + 1 }
             }
             position -= 1
         }
@@ -95,8 +95,8 @@ package struct HPACKRequestEncoder {
     }
 
     /// A field sent once: a literal the table does not keep, its name from the static table.
-    package func writeLiteral(staticName: Int, value: String, into buffer: inout ByteBuffer) {
-        Self.writeInteger(staticName, prefixBits: 4, pattern: 0x00, into: &buffer)
+    package func writeLiteral(staticName: Static, value: String, into buffer: inout ByteBuffer) {
+        Self.writeInteger(staticName.rawValue, prefixBits: 4, pattern: 0x00, into: &buffer)
         Self.writeString(value, into: &buffer)
     }
 
@@ -110,7 +110,7 @@ package struct HPACKRequestEncoder {
     /// `:path` as a literal the table does not keep, written from two parts (`/3/device/` and
     /// the token) without joining them first.
     package func writePath(_ prefix: String, _ rest: String, into buffer: inout ByteBuffer) {
-        Self.writeInteger(Static.path, prefixBits: 4, pattern: 0x00, into: &buffer)
+        Self.writeInteger(Static.path.rawValue, prefixBits: 4, pattern: 0x00, into: &buffer)
         Self.writeInteger(prefix.utf8.count + rest.utf8.count, prefixBits: 7, pattern: 0x00, into: &buffer)
         buffer.writeString(prefix)
         buffer.writeString(rest)
