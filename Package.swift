@@ -221,7 +221,7 @@ let package = Package(
             name: "HeraldMockTests",
             dependencies: [
                 "herald", "HeraldMock", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldTestSupport", "HeraldMockTestSupport",
-                "HeraldHarness", "HeraldClient", "HeraldLocalization",
+                "HeraldHarness", "HeraldClient", "HeraldLocalization", "HeraldHTTPAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

@@ -48,8 +48,8 @@ extension GatewayAPI {
             members.members.append(.init(key: key, value: value))
             return .object(members)
         }
-        let authenticated: (JSONObject) -> JSONValue = { operation in
-            var operation = operation
+        let authenticated: (JSONValue) -> JSONValue = { value in
+            var operation = value.objectValue ?? JSONObject()
             operation.members.append(.init(key: "security", value: [["apiKey": []]]))
             var responses = operation["responses"]?.objectValue ?? JSONObject()
             responses.members.append(.init(key: "401", value: error))
@@ -60,81 +60,74 @@ extension GatewayAPI {
         }
         let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^([0-9a-fA-F]{2}){32,100}$"], "minItems": 1]
         let paths: JSONValue = [
-            "/healthz": ["get": ["summary": "Alive, and Herald's version", "responses": ["200": json("Alive", object([("status", string), ("version", string)]))]]],
-            "/readyz": ["get": ["summary": "Ready: the database answers and the process takes requests", "responses": [
+            "/healthz": ["get": OpenAPI.operation("Alive, and Herald's version", responses: ["200": json("Alive", object([("status", string), ("version", string)]))])],
+            "/readyz": ["get": OpenAPI.operation("Ready: the database answers and the process takes requests", responses: [
                 "200": json("Ready", object([("status", string)])), "503": error,
-            ]]],
-            "/metrics": ["get": ["summary": "Prometheus metrics", "responses": ["200": ["description": "The text exposition format", "content": ["text/plain": ["schema": string]]]]]],
-            "/v1/openapi.json": ["get": ["summary": "This document", "responses": ["200": json("OpenAPI 3.1", ["type": "object"])]]],
+            ])],
+            "/metrics": ["get": OpenAPI.operation("Prometheus metrics", responses: ["200": ["description": "The text exposition format", "content": ["text/plain": ["schema": string]]]])],
+            "/v1/openapi.json": ["get": OpenAPI.operation("This document", responses: ["200": json("OpenAPI 3.1", ["type": "object"])])],
             "/v1/apps": [
-                "post": authenticated([
-                    "summary": "Register an app with its credentials (administrators)", "requestBody": body(ref("AppDefinition")),
-                    "responses": [
+                "post": authenticated(OpenAPI.operation(
+                    "Register an app with its credentials (administrators)", body: body(ref("AppDefinition")),
+                    responses: [
                         "201": json("The app, credentials hidden", ref("App")), "400": error, "409": error,
                         "422": json("The credentials cannot be used (not a P-256 key, not a PKCS#12 file, a wrong password)", ref("Error")),
-                    ],
-                ]),
-                "get": authenticated(["summary": "The apps the key may use", "responses": ["200": json("Apps", object([("apps", ["type": "array", "items": ref("App")])]))]]),
+                    ])),
+                "get": authenticated(OpenAPI.operation("The apps the key may use", responses: ["200": json("Apps", object([("apps", ["type": "array", "items": ref("App")])]))])),
             ],
             "/v1/apps/{app}": [
-                "get": authenticated(["summary": "An app, credentials hidden", "parameters": [app], "responses": ["200": json("The app", ref("App")), "404": error]]),
-                "delete": authenticated(["summary": "Delete an app with its devices, notifications and outcomes (administrators)", "parameters": [app], "responses": ["204": done, "404": error]]),
+                "get": authenticated(OpenAPI.operation("An app, credentials hidden", parameters: [app], responses: ["200": json("The app", ref("App")), "404": error])),
+                "delete": authenticated(OpenAPI.operation("Delete an app with its devices, notifications and outcomes (administrators)", parameters: [app], responses: ["204": done, "404": error])),
             ],
             "/v1/keys": [
-                "post": authenticated([
-                    "summary": "Make an API key, for every app (no apps) or for some (administrators)",
-                    "requestBody": body(object([("name", nonEmpty), ("apps", ["type": "array", "items": appID, "minItems": 1])], required: ["name"])),
-                    "responses": ["201": json("The key: shown once", ref("Key")), "400": error],
-                ]),
-                "get": authenticated(["summary": "The keys (never their secrets)", "responses": ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))]]),
+                "post": authenticated(OpenAPI.operation(
+                    "Make an API key, for every app (no apps) or for some (administrators)",
+                    body: body(object([("name", nonEmpty), ("apps", ["type": "array", "items": appID, "minItems": 1])], required: ["name"])),
+                    responses: ["201": json("The key: shown once", ref("Key")), "400": error])),
+                "get": authenticated(OpenAPI.operation("The keys (never their secrets)", responses: ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))])),
             ],
             "/v1/keys/{id}": [
-                "delete": authenticated([
-                    "summary": "Revoke a key (not the last administrator's)", "parameters": [parameter("id", in: "path", string, "The key's id")],
-                    "responses": ["204": done, "404": error, "409": json("The last administrator's key", ref("Error"))],
-                ]),
+                "delete": authenticated(OpenAPI.operation(
+                    "Revoke a key (not the last administrator's)", parameters: [parameter("id", in: "path", string, "The key's id")],
+                    responses: ["204": done, "404": error, "409": json("The last administrator's key", ref("Error"))])),
             ],
             "/v1/apps/{app}/devices": [
-                "post": authenticated([
-                    "summary": "Register device tokens (a dead token registered again is active again), with tags for audiences",
-                    "parameters": [app], "requestBody": body(object([("tokens", tokens), ("tags", ["type": "array", "items": tag])], required: ["tokens"])),
-                    "responses": ["200": json("How many", object([("registered", integer)])), "400": error, "404": error],
-                ]),
-                "get": authenticated([
-                    "summary": "Registered devices in token order",
-                    "parameters": [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
-                                   parameter("tag", string, "Only devices with this tag"), parameter("after", string, "The token to continue after (paging)"), limit],
-                    "responses": ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error],
-                ]),
+                "post": authenticated(OpenAPI.operation(
+                    "Register device tokens (a dead token registered again is active again), with tags for audiences",
+                    parameters: [app], body: body(object([("tokens", tokens), ("tags", ["type": "array", "items": tag])], required: ["tokens"])),
+                    responses: ["200": json("How many", object([("registered", integer)])), "400": error, "404": error])),
+                "get": authenticated(OpenAPI.operation(
+                    "Registered devices in token order",
+                    parameters: [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
+                                 parameter("tag", string, "Only devices with this tag"), parameter("after", string, "The token to continue after (paging)"), limit],
+                    responses: ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
             ],
             "/v1/apps/{app}/devices/{token}": [
-                "delete": authenticated(["summary": "Forget a device", "parameters": [app, parameter("token", in: "path", string, "The device token")], "responses": ["204": done, "400": error, "404": error]]),
+                "delete": authenticated(OpenAPI.operation(
+                    "Forget a device", parameters: [app, parameter("token", in: "path", string, "The device token")], responses: ["204": done, "400": error, "404": error])),
             ],
             "/v1/apps/{app}/notifications": [
-                "post": authenticated([
-                    "summary": "Submit a notification for devices; acknowledged once stored. Refused, with the lint findings, when APNs would reject it",
-                    "parameters": [app, parameter("Idempotency-Key", in: "header", ["type": "string", "minLength": 1, "maxLength": 255], "Makes a retried submission a no-op: the same key and body answer the first notification")],
-                    "requestBody": body(ref("Submission")),
-                    "responses": [
+                "post": authenticated(OpenAPI.operation(
+                    "Submit a notification for devices; acknowledged once stored. Refused, with the lint findings, when APNs would reject it",
+                    parameters: [app, parameter("Idempotency-Key", in: "header", ["type": "string", "minLength": 1, "maxLength": 255], "Makes a retried submission a no-op: the same key and body answer the first notification")],
+                    body: body(ref("Submission")),
+                    responses: [
                         "202": json("Queued", ref("Notification")), "200": json("Already submitted with this Idempotency-Key", ref("Notification")),
                         "400": error, "404": error, "409": error, "413": error, "422": json("APNs would reject it (with the findings)", ref("Error")),
-                    ],
-                ]),
+                    ])),
             ],
             "/v1/apps/{app}/notifications/{id}": [
-                "get": authenticated([
-                    "summary": "A notification and its deliveries counted by state", "parameters": [app, parameter("id", in: "path", string, "The notification's id")],
-                    "responses": ["200": json("The notification", ref("Notification")), "404": error],
-                ]),
+                "get": authenticated(OpenAPI.operation(
+                    "A notification and its deliveries counted by state", parameters: [app, parameter("id", in: "path", string, "The notification's id")],
+                    responses: ["200": json("The notification", ref("Notification")), "404": error])),
             ],
             "/v1/apps/{app}/notifications/{id}/deliveries": [
-                "get": authenticated([
-                    "summary": "Each token's outcome, in order",
-                    "parameters": [app, parameter("id", in: "path", string, "The notification's id"),
-                                   parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
-                                   parameter("after", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807], "The delivery id to continue after (paging)"), limit],
-                    "responses": ["200": json("Deliveries", object([("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]])])), "400": error, "404": error],
-                ]),
+                "get": authenticated(OpenAPI.operation(
+                    "Each token's outcome, in order",
+                    parameters: [app, parameter("id", in: "path", string, "The notification's id"),
+                                 parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
+                                 parameter("after", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807], "The delivery id to continue after (paging)"), limit],
+                    responses: ["200": json("Deliveries", object([("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]])])), "400": error, "404": error])),
             ],
         ]
         let nullableString: JSONValue = ["type": ["string", "null"]]

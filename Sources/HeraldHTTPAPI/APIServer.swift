@@ -75,6 +75,16 @@ package enum OpenAPI {
         ["required": true, "content": ["application/json": ["schema": schema]]]
     }
 
+    /// An operation: its summary, then its parameters and request body when it has them, then
+    /// its responses.
+    package static func operation(_ summary: String, parameters: [JSONValue] = [], body: JSONValue? = nil, responses: JSONValue) -> JSONValue {
+        var operation: JSONObject = ["summary": .string(summary)]
+        if !parameters.isEmpty { operation.members.append(.init(key: "parameters", value: .array(parameters))) }
+        if let body { operation.members.append(.init(key: "requestBody", value: body)) }
+        operation.members.append(.init(key: "responses", value: responses))
+        return .object(operation)
+    }
+
     /// A parameter in the query (or the path, where it is required).
     package static func parameter(_ name: String, in location: String = "query", _ schema: JSONValue, _ description: String) -> JSONValue {
         ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
