@@ -251,7 +251,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "HeraldCLITests",
-            dependencies: ["herald", "HeraldJSON", "HeraldLint", "HeraldProtocol", "HeraldAuth", "HeraldMock", "HeraldHarness", "HeraldTestSupport"]),
+            dependencies: [
+                "herald", "HeraldJSON", "HeraldLint", "HeraldProtocol", "HeraldAuth", "HeraldMock", "HeraldHarness", "HeraldTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(
             name: "HeraldGatewayTests",
             dependencies: [

@@ -27,9 +27,11 @@ struct BenchSendCommand: AsyncParsableCommand {
             (--warmup) open the connections and are not measured.
 
             Example:
-              herald mock --port 2197 --ca-out ca.pem --key demo.p8 --key-id ABC123DEFG --team-id DEF123GHIJ &
-              herald bench send --host 127.0.0.1 --port 2197 --ca-file ca.pem --count 100000 \\
-                  --connections 4 --concurrency 400 --p8 demo.p8 --key-id ABC123DEFG --team-id DEF123GHIJ
+              herald mock --port 2197 --ca-out ca.pem --key demo.p8 \\
+                  --key-id ABC123DEFG --team-id DEF123GHIJ &
+              herald bench send --host 127.0.0.1 --port 2197 --ca-file ca.pem \\
+                  --count 100000 --connections 4 --concurrency 400 \\
+                  --p8 demo.p8 --key-id ABC123DEFG --team-id DEF123GHIJ
             """
     )
 

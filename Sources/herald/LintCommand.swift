@@ -37,7 +37,8 @@ struct LintCommand: ParsableCommand {
             Examples:
               herald lint payload.json
               herald lint --push-type background --priority 10 silent.json
-              herald lint --push-type liveactivity --topic com.example.app.push-type.liveactivity update.json
+              herald lint --push-type liveactivity \\
+                  --topic com.example.app.push-type.liveactivity update.json
               herald lint --jsonl --format json pushes.jsonl > report.json
               herald lint --rules                      # the rule catalog
             """

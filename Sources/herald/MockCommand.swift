@@ -82,7 +82,7 @@ struct MockCommand: AsyncParsableCommand {
                   --key-id ABC123DEFG --team-id DEF123GHIJ
               herald mock --unregistered \\
                   740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
-              herald mock --db pushes.db --db-keep 50000 --db-max-age 168   # a week, across restarts
+              herald mock --db pushes.db --db-keep 50000 --db-max-age 168   # a week
               herald mock --bundle MyApp/ --lang fr,en
               herald mock --release-to sandbox --release-p8 AuthKey_ABC123DEFG.p8 \\
                   --release-key-id ABC123DEFG --release-team-id DEF123GHIJ

@@ -35,8 +35,8 @@ struct SendCommand: AsyncParsableCommand {
             lint errors), 2 bad arguments, unreadable files or missing credentials.
 
             Examples:
-              herald send alert.json --token 740f4707… --topic com.example.app \\
-                  --p8 AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --sandbox
+              herald send alert.json --token 740f4707… --topic com.example.app --sandbox \\
+                  --p8 AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ
               herald send alert.json --tokens-file tokens.txt --topic com.example.app \\
                   --host 127.0.0.1 --port 2197 --ca-file herald-mock-ca.pem --p8 demo.p8 …
             """
@@ -235,9 +235,11 @@ struct TokenCommand: ParsableCommand {
             refuses tokens older than that.
 
             Example:
-              curl --http2 -H "authorization: bearer $(herald token --p8 AuthKey_ABC123DEFG.p8 \\
-                  --key-id ABC123DEFG --team-id DEF123GHIJ)" -H "apns-topic: com.example.app" \\
-                  -d '{"aps":{"alert":"Hello"}}' https://api.sandbox.push.apple.com/3/device/<token>
+              TOKEN=$(herald token --p8 AuthKey_ABC123DEFG.p8 \\
+                  --key-id ABC123DEFG --team-id DEF123GHIJ)
+              curl --http2 -H "authorization: bearer $TOKEN" \\
+                  -H "apns-topic: com.example.app" -d '{"aps":{"alert":"Hello"}}' \\
+                  https://api.sandbox.push.apple.com/3/device/<token>
             """
     )
 

@@ -42,7 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
             The port is bound and the database checked before anything is created. At first start \
             an administrator API key is made and printed once (or set one with --admin-key-env \
             VAR; --new-admin-key makes another if the first was lost). With it, register an app and its credentials:
-              curl -H "Authorization: Bearer $KEY" -d @app.json http://127.0.0.1:8080/v1/apps
+              curl -H "Authorization: Bearer $KEY" -d @app.json \\
+                  http://127.0.0.1:8080/v1/apps
             where app.json is {"bundleId": "com.example.app", "environment": "production", \
             "token": {"key": "<the .p8 file's text>", "keyId": "ABC123DEFG", "teamId": \
             "DEF123GHIJ"}} (or "certificate": {"p12": "<base64>", "password": "..."}; a \
