@@ -220,21 +220,35 @@ final class ConnectionPool: Sendable {
             timeout.cancel()
             guard let self else { return }
             let now = NIODeadline.now()
-            let change: ConnectionBreaker.Change = self.state.withLock { state in
+            let server = "\(endpoint.host):\(endpoint.port)"
+            self.state.withLock { state in
                 state.opening.removeAll { future in future.isSameFuture(as: result) }
+                let change: ConnectionBreaker.Change
                 switch outcome {
-                case .success(let connection):
+                case .success:
+                    change = state.breaker.succeeded(now: now)
+                case .failure(let error):
+                    change = state.breaker.failed(now: now, error: "\(error)")
+                }
+                // Once per outage, not once per attempt; said before the connection is
+                // offered to requests, so no response over it is logged ahead of its return.
+                switch change {
+                case .none: break
+                case .becameUnreachable(let error):
+                    logger.warning(
+                        "APNs endpoint unreachable; connection attempts back off up to \(ConnectionBreaker.maximumBackoff)",
+                        metadata: ["server": "\(server)", "error": "\(error)"])
+                case .becameReachable(let outage):
+                    logger.notice("APNs endpoint reachable again", metadata: ["server": "\(server)", "unreachable for": "\(outage)"])
+                }
+                if case .success(let connection) = outcome {
                     if state.shutDown {
                         connection.drainAndClose()
                     } else {
                         state.connections.append(connection)
                     }
-                    return state.breaker.succeeded(now: now)
-                case .failure(let error):
-                    return state.breaker.failed(now: now, error: "\(error)")
                 }
             }
-            let server = "\(endpoint.host):\(endpoint.port)"
             switch outcome {
             case .success(let connection):
                 metrics.connectionOpened()
@@ -243,16 +257,6 @@ final class ConnectionPool: Sendable {
             case .failure(let error):
                 metrics.connectionFailures.increment()
                 logger.debug("connection attempt failed", metadata: ["server": "\(server)", "error": "\(error)"])
-            }
-            // Once per outage, not once per attempt.
-            switch change {
-            case .none: break
-            case .becameUnreachable(let error):
-                logger.warning(
-                    "APNs endpoint unreachable; connection attempts back off up to \(ConnectionBreaker.maximumBackoff)",
-                    metadata: ["server": "\(server)", "error": "\(error)"])
-            case .becameReachable(let outage):
-                logger.notice("APNs endpoint reachable again", metadata: ["server": "\(server)", "unreachable for": "\(outage)"])
             }
         }
         return result
