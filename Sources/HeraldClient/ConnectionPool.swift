@@ -221,17 +221,25 @@ final class ConnectionPool: Sendable {
             guard let self else { return }
             let now = NIODeadline.now()
             let server = "\(endpoint.host):\(endpoint.port)"
+            // Under the lock, so no request is sent over the connection before it is counted
+            // and, once per outage (not once per attempt), the change is logged.
             self.state.withLock { state in
                 state.opening.removeAll { future in future.isSameFuture(as: result) }
                 let change: ConnectionBreaker.Change
                 switch outcome {
-                case .success:
+                case .success(let connection):
                     change = state.breaker.succeeded(now: now)
+                    metrics.connectionOpened()
+                    connection.channel.closeFuture.whenComplete { _ in metrics.connectionClosed() }
+                    if state.shutDown {
+                        connection.drainAndClose()
+                    } else {
+                        state.connections.append(connection)
+                    }
                 case .failure(let error):
                     change = state.breaker.failed(now: now, error: "\(error)")
+                    metrics.connectionFailures.increment()
                 }
-                // Once per outage, not once per attempt; said before the connection is
-                // offered to requests, so no response over it is logged ahead of its return.
                 switch change {
                 case .none: break
                 case .becameUnreachable(let error):
@@ -241,21 +249,11 @@ final class ConnectionPool: Sendable {
                 case .becameReachable(let outage):
                     logger.notice("APNs endpoint reachable again", metadata: ["server": "\(server)", "unreachable for": "\(outage)"])
                 }
-                if case .success(let connection) = outcome {
-                    if state.shutDown {
-                        connection.drainAndClose()
-                    } else {
-                        state.connections.append(connection)
-                    }
-                }
             }
             switch outcome {
-            case .success(let connection):
-                metrics.connectionOpened()
-                connection.channel.closeFuture.whenComplete { _ in metrics.connectionClosed() }
+            case .success:
                 logger.debug("connected", metadata: ["server": "\(server)"])
             case .failure(let error):
-                metrics.connectionFailures.increment()
                 logger.debug("connection attempt failed", metadata: ["server": "\(server)", "error": "\(error)"])
             }
         }
