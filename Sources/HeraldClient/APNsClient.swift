@@ -177,7 +177,8 @@ public final class APNsClient: Sendable {
         do {
             try await pool.prewarm(configuration.maximumConnections)
         } catch {
-            throw APNsClientError(kind: .connectionFailed, message: "cannot connect to \(pool.endpoint.host):\(pool.endpoint.port): \(error)")
+            let failure = ConnectionFailure.classify(error, endpoint: "\(pool.endpoint.host):\(pool.endpoint.port)")
+            throw APNsClientError(kind: .connectionFailed, connectionFailure: failure, message: failure.description)
         }
     }
 
@@ -289,9 +290,11 @@ public final class APNsClient: Sendable {
                         continue attemptLoop
                     }
                 }
+                let connection: ConnectionFailure? = if case .connectFailed(let why) = failure { why } else { nil }
+                let tries = "\(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s")"
                 result = .failure(APNsClientError(
                     kind: .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
-                    message: "no answer after \(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s"): \(failure)"))
+                    connectionFailure: connection, message: connection.map { "\($0) (\(tries))" } ?? "no answer after \(tries): \(failure)"))
                 break attemptLoop
             }
         }
@@ -318,8 +321,9 @@ public final class APNsClient: Sendable {
     }
 
     private func deadlineError(apnsID: String?, attempts: Int, last: AttemptFailure, limit: Duration) -> APNsClientError {
-        APNsClientError(
-            kind: .deadlineExceeded, apnsID: apnsID, attempts: attempts,
+        let connection: ConnectionFailure? = if case .connectFailed(let why) = last { why } else { nil }
+        return APNsClientError(
+            kind: .deadlineExceeded, apnsID: apnsID, attempts: attempts, connectionFailure: connection,
             message: "no answer within \(limit) (\(attempts) attempt\(attempts == 1 ? "" : "s"); last: \(last))")
     }
 

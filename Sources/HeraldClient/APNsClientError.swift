@@ -40,6 +40,9 @@ public struct APNsClientError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [LintDiagnostic] = []
     /// How many attempts were made.
     public var attempts: Int = 0
+    /// Why no connection could be made, when that is why there was no answer
+    /// (``Kind/connectionFailed``, or ``Kind/deadlineExceeded`` while the endpoint refused).
+    public var connectionFailure: ConnectionFailure? = nil
     /// What went wrong, in a sentence.
     public var message: String
 
@@ -87,6 +90,7 @@ public struct APNsClientError: Error, Sendable, CustomStringConvertible {
                 return reason.info.map { $0.meaning }
             }
         }
+        if let connectionFailure { return connectionFailure.advice }
         switch kind {
         case .deadlineExceeded:
             return "raise requestTimeout, or look at the network: the request may have been delivered (its apns-id identifies a resend)"

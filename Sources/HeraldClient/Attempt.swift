@@ -59,7 +59,7 @@ enum AttemptFailure: Error, Sendable, CustomStringConvertible {
     /// The deadline passed.
     case deadline
     /// No connection could be opened.
-    case connectFailed(String)
+    case connectFailed(ConnectionFailure)
 
     var description: String {
         switch self {
@@ -67,7 +67,7 @@ enum AttemptFailure: Error, Sendable, CustomStringConvertible {
         case .connectionLost(let why): "connection lost before the answer: \(why)"
         case .reset(let code): "stream reset by the server (\(code))"
         case .deadline: "deadline passed"
-        case .connectFailed(let why): why
+        case .connectFailed(let failure): failure.description
         }
     }
 }

@@ -12,7 +12,7 @@ struct ConnectionBreaker {
     enum Change: Equatable {
         case none
         /// The first failure after a success (or of the first attempt).
-        case becameUnreachable(error: String)
+        case becameUnreachable(error: ConnectionFailure)
         /// The first success after failures; how long the endpoint was unreachable.
         case becameReachable(after: Duration)
     }
@@ -25,10 +25,11 @@ struct ConnectionBreaker {
     /// No attempt before this, while failing.
     private(set) var retryAt: NIODeadline?
     /// Why the last attempt failed.
-    private(set) var lastError: String?
-    /// Whether that failure is one waiting cannot mend soon (an untrusted certificate, a
-    /// server that does not speak HTTP/2, a proxy that refuses the credentials): requests then
-    /// fail at once with it instead of waiting for the next attempt.
+    private(set) var lastError: ConnectionFailure?
+    /// Whether that failure is one waiting cannot mend soon (``ConnectionFailure/Cause/isPersistent``:
+    /// a name that does not resolve, an untrusted certificate, a server that does not speak
+    /// HTTP/2, a proxy that refuses): requests then fail at once with it instead of waiting for
+    /// the next attempt.
     private(set) var lastErrorIsFatal = false
     private var unreachableSince: NIODeadline?
     private let random: @Sendable (ClosedRange<Int64>) -> Int64
@@ -43,23 +44,16 @@ struct ConnectionBreaker {
         return opening == 0 && now >= (retryAt ?? now)
     }
 
-    mutating func failed(now: NIODeadline, error: String) -> Change {
+    mutating func failed(now: NIODeadline, error: ConnectionFailure) -> Change {
         failures += 1
         lastError = error
-        lastErrorIsFatal = Self.isFatal(error)
+        lastErrorIsFatal = error.cause.isPersistent
         let shift = min(failures - 1, 20)
         let ceiling = min(Self.initialBackoff.nanoseconds << Int64(shift), Self.maximumBackoff.nanoseconds)
         retryAt = now + .nanoseconds(ceiling / 2 + random(0...max(ceiling / 2, 1)))
         guard unreachableSince == nil else { return .none }
         unreachableSince = now
         return .becameUnreachable(error: error)
-    }
-
-    /// Failures that another attempt in a moment will not mend: the configuration or the
-    /// server is wrong (a refused or reset connection, a timeout, may pass).
-    static func isFatal(_ error: String) -> Bool {
-        let text = error.lowercased()
-        return text.contains("certificate") || text.contains("did not agree to http/2") || text.contains("407")
     }
 
     mutating func succeeded(now: NIODeadline) -> Change {

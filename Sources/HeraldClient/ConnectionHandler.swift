@@ -507,7 +507,8 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted(let negotiated) = event, negotiated != "h2" {
-            let error = AttemptFailure.connectFailed("the server did not agree to HTTP/2 (ALPN offered h2, the server chose \(negotiated ?? "nothing"))")
+            let error = AttemptFailure.connectFailed(ConnectionFailure(
+                cause: .notHTTP2, endpoint: settings.authority, detail: "ALPN offered h2, the server chose \(negotiated ?? "nothing")"))
             ready.fail(error)
             context.close(promise: nil)
         }
@@ -516,7 +517,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         closeReason = "connection error: \(error)"
-        ready.fail(AttemptFailure.connectFailed("\(error)"))
+        ready.fail(AttemptFailure.connectFailed(ConnectionFailure.classify(error, endpoint: settings.authority)))
         context.close(promise: nil)
     }
 
@@ -524,7 +525,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         lifecycle = .closed
         gauge.usable.store(false, ordering: .relaxed)
         gauge.open.store(false, ordering: .relaxed)
-        ready.fail(AttemptFailure.connectFailed(closeReason))
+        ready.fail(AttemptFailure.connectFailed(ConnectionFailure(cause: .closed, endpoint: settings.authority, detail: closeReason)))
         cancelTimers()
         for entry in session.removeAllStreams() { finish(entry.id, .failed(.connectionLost(closeReason))) }
         for id in Array(pending.keys) { finish(id, .failed(.notSent(closeReason))) }

@@ -76,7 +76,7 @@ final class ConnectionPool: Sendable {
     func lease(deadline: NIODeadline) async throws(AttemptFailure) -> PooledConnection {
         while true {
             enum Step {
-                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: String, fatal: Bool), fail(String)
+                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: ConnectionFailure, fatal: Bool), fail(String)
             }
             let now = NIODeadline.now()
             let step: Step = state.withLock { state in
@@ -105,7 +105,10 @@ final class ConnectionPool: Sendable {
                     return .use(best)
                 }
                 if let opening = state.opening.first { return .wait(opening) }
-                return .backOff(until: state.breaker.retryAt ?? now, lastError: state.breaker.lastError ?? "cannot connect", fatal: state.breaker.lastErrorIsFatal)
+                return .backOff(
+                    until: state.breaker.retryAt ?? now,
+                    lastError: state.breaker.lastError ?? ConnectionFailure(cause: .closed, endpoint: "\(endpoint.host):\(endpoint.port)", detail: ""),
+                    fatal: state.breaker.lastErrorIsFatal)
             }
             switch step {
             case .use(let connection): return connection
@@ -140,7 +143,7 @@ final class ConnectionPool: Sendable {
                         throw failure
                     }
                 } catch {
-                    throw .connectFailed("\(error)")
+                    throw .connectFailed(ConnectionFailure.classify(error, endpoint: "\(endpoint.host):\(endpoint.port)"))
                 }
             }
         }
@@ -198,7 +201,8 @@ final class ConnectionPool: Sendable {
                 }
             }
         let timeout = eventLoop.scheduleTask(in: .nanoseconds(configuration.connectTimeout.nanoseconds)) {
-            ready.fail(AttemptFailure.connectFailed("no HTTP/2 settings from \(endpoint.host):\(endpoint.port) within \(self.configuration.connectTimeout)"))
+            ready.fail(AttemptFailure.connectFailed(ConnectionFailure(
+                cause: .timeout, endpoint: "\(endpoint.host):\(endpoint.port)", detail: "no HTTP/2 settings within \(self.configuration.connectTimeout)")))
         }
         let metrics = self.metrics
         let logger = configuration.logger
@@ -212,8 +216,10 @@ final class ConnectionPool: Sendable {
         }.flatMapErrorThrowing { error -> PooledConnection in
             timeout.cancel()
             ready.fail(error)
-            if error is AttemptFailure { throw error }
-            throw AttemptFailure.connectFailed("cannot connect to \(connectHost):\(connectPort): \(error)")
+            // Named by the endpoint asked for (through a proxy, the proxy's own failures say so).
+            var failure = ConnectionFailure.classify(error, endpoint: "\(connectHost):\(connectPort)")
+            if failure.cause != .proxy { failure.endpoint = "\(endpoint.host):\(endpoint.port)" }
+            throw AttemptFailure.connectFailed(failure)
         }
         metrics.connectionAttempts.increment()
         result.whenComplete { [weak self] outcome in
@@ -237,7 +243,7 @@ final class ConnectionPool: Sendable {
                         state.connections.append(connection)
                     }
                 case .failure(let error):
-                    change = state.breaker.failed(now: now, error: "\(error)")
+                    change = state.breaker.failed(now: now, error: ConnectionFailure.classify(error, endpoint: server))
                     metrics.connectionFailures.increment()
                 }
                 switch change {

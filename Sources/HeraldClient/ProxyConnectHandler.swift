@@ -72,7 +72,7 @@ final class ProxyConnectHandler: ChannelInboundHandler, RemovableChannelHandler,
     }
 
     private func fail(_ context: ChannelHandlerContext, _ why: String) {
-        ready.fail(AttemptFailure.connectFailed(why))
+        ready.fail(AttemptFailure.connectFailed(ConnectionFailure(cause: .proxy, endpoint: "\(target.host):\(target.port)", detail: why)))
         context.close(promise: nil)
     }
 }

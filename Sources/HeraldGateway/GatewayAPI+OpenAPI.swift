@@ -3,23 +3,10 @@ import HeraldJSON
 import HeraldProtocol
 
 extension GatewayAPI {
-    /// Each documented path's segments (`nil` for a `{parameter}`) and its methods, upper case.
-    static let documentedRoutes: [(segments: [Substring?], methods: [String])] = {
-        guard let paths = openAPIDocument["paths"]?.objectValue else { return [] }
-        return paths.members.map { member in
-            let segments = member.key.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
-            let methods = (member.value.objectValue?.members.map { $0.key.uppercased() } ?? []).sorted()
-            return (segments, methods)
-        }
-    }()
+    static let documentedRoutes = DocumentedRoutes(openAPIDocument)
 
     /// The methods the OpenAPI document gives `path`, if it documents the path.
-    static func methods(forPath path: String) -> [String]? {
-        let parts = path.split(separator: "/")
-        return documentedRoutes.first { route in
-            route.segments.count == parts.count && zip(route.segments, parts).allSatisfy { $0 == nil || $0 == $1 }
-        }?.methods
-    }
+    static func methods(forPath path: String) -> [String]? { documentedRoutes.methods(forPath: path) }
 
     /// The OpenAPI 3.1 document of the gateway's API, served at `/v1/openapi.json`.
     static let openAPIDocument: JSONValue = {
@@ -139,7 +126,11 @@ extension GatewayAPI {
             "components": [
                 "securitySchemes": ["apiKey": ["type": "http", "scheme": "bearer", "description": "An API key made by POST /v1/keys (or the administrator's key shown at first start)"]],
                 "schemas": [
-                    "Error": object([("error", string), ("pointer", string), ("reason", string), ("findings", ["type": "array", "items": ref("Finding")])], required: ["error"]),
+                    "Error": APIError.schema(extra: [
+                        ("reason", ["type": "string", "description": "The reason APNs would answer with, when the payload is refused"]),
+                        ("findings", ["type": "array", "items": ref("Finding")]),
+                        ("database", ["type": "string", "description": "Why the database cannot be used now (503)"]),
+                    ]),
                     "Finding": object([("rule", string), ("severity", string), ("message", string), ("pointer", nullableString), ("line", nullableInteger), ("column", nullableInteger)]),
                     "AppDefinition": adding("anyOf", [["required": ["token"]], ["required": ["certificate"]]], to: object([
                         ("id", appID), ("bundleId", ["type": "string", "pattern": "^[A-Za-z0-9.-]{1,128}$", "description": "Letters, digits, hyphens and periods"]), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),

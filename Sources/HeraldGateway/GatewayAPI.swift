@@ -34,7 +34,9 @@ struct GatewayAPI {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         let server = self.server
-        router.add(middleware: ErrorShape(logger: server.configuration.logger))
+        router.add(middleware: ErrorShapeMiddleware(logger: server.configuration.logger, methods: Self.methods(forPath:)) { error in
+            (error as? StoreUnavailable).map(Self.unavailable)
+        })
         router.add(middleware: OpenGate(server: server))
 
         router.get("/healthz") { _, _ in Self.json(["status": "ok", "version": .string(HeraldVersion.description)]) }
@@ -247,11 +249,7 @@ struct GatewayAPI {
     static func error(
         _ status: HTTPResponse.Status, _ message: String, pointer: String? = nil, extra: [(String, JSONValue)] = [], headers: HTTPFields = [:]
     ) -> Response {
-        var object = JSONObject()
-        object.members.append(.init(key: "error", value: .string(message)))
-        if let pointer { object.members.append(.init(key: "pointer", value: .string(pointer))) }
-        for (key, value) in extra { object.members.append(.init(key: key, value: value)) }
-        return json(.object(object), status: status, headers: headers)
+        APIError.response(status, message, pointer: pointer, extra: extra, headers: headers)
     }
 
     /// 503 with `Retry-After`: the database is unreachable now; the request changed nothing.
@@ -317,36 +315,6 @@ struct GatewayAPI {
             "line": diagnostic.location.map { .number(JSONNumber($0.line)) } ?? .null,
             "column": diagnostic.location.map { .number(JSONNumber($0.column)) } ?? .null,
         ]
-    }
-}
-
-/// Every error answers `{"error": "…"}`, whatever raised it: a route's `HTTPError`, a body too
-/// large, or something unexpected (500, logged).
-struct ErrorShape: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    let logger: Logger
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPError {
-            // The router found no route: a documented path asked with another method is a 405.
-            if error.status == .notFound, error.body == nil, let allowed = GatewayAPI.methods(forPath: request.uri.path) {
-                var response = GatewayAPI.error(.methodNotAllowed, "\(request.method) is not allowed here: \(allowed.joined(separator: ", "))")
-                response.headers[.allow] = allowed.joined(separator: ", ")
-                return response
-            }
-            var response = GatewayAPI.error(error.status, error.body ?? error.status.reasonPhrase)
-            for field in error.headers { response.headers.append(field) }
-            return response
-        } catch let error as HTTPResponseError {
-            return GatewayAPI.error(error.status, "\(error)")
-        } catch let down as StoreUnavailable {
-            return GatewayAPI.unavailable(down)
-        } catch {
-            logger.error("a request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            return GatewayAPI.error(.internalServerError, "the gateway failed: \(error)")
-        }
     }
 }
 

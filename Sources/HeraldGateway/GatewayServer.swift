@@ -113,8 +113,9 @@ public final class GatewayServer: Service, Sendable {
         }
     }
 
-    /// "Address already in use", not NIO's description of the system call.
-    static func describeBindError(_ error: any Error) -> String {
+    /// "Address already in use", not NIO's description of the system call: why `error` (from
+    /// binding a port) happened, in words.
+    public static func describeBindError(_ error: any Error) -> String {
         let text = "\(error)"
         if text.contains("Address already in use") || text.contains("errno: 98") { return "the port is in use (another process listens on it)" }
         if text.contains("Permission denied") || text.contains("errno: 13") { return "permission denied (ports below 1024 need privileges)" }
@@ -226,7 +227,7 @@ public final class GatewayServer: Service, Sendable {
     func submit(_ body: [UInt8], app: GatewayApp, idempotencyKey: String?) async throws -> Response {
         let submission: Submission
         do throws(Submission.Refusal) {
-            submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest)
+            submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest, now: nowMilliseconds)
         } catch {
             metrics.submission("refused")
             var extra: [(String, JSONValue)] = []

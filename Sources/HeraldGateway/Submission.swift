@@ -44,8 +44,9 @@ struct Submission: Sendable {
 
     static let linter = Linter()
 
-    /// Parses and checks a request body for `app`; at most `maximumTokens` tokens.
-    init(body: [UInt8], app: GatewayApp, maximumTokens: Int) throws(Refusal) {
+    /// Parses and checks a request body for `app` at `now` (Unix milliseconds); at most
+    /// `maximumTokens` tokens.
+    init(body: [UInt8], app: GatewayApp, maximumTokens: Int, now: Int64) throws(Refusal) {
         let document: JSONDocument
         do {
             document = try JSONDocument(parsing: body)
@@ -101,6 +102,13 @@ struct Submission: Sendable {
             guard let seconds = node.wholeNumber, seconds >= 0, let expiration = try? Expiration(headerValue: String(seconds)) else {
                 throw Refusal(status: 400, message: "a UNIX time in seconds, or 0 (try once, do not store)", pointer: "/expiration")
             }
+            // Already past: APNs would store nothing and the gateway would send what nobody
+            // wants any more. 0 ("try once, now") is the way to say that.
+            if case .at(let at) = expiration, at.multipliedReportingOverflow(by: 1_000).partialValue < now, at < Int64.max / 1_000 {
+                throw Refusal(
+                    status: 422, message: "the expiration \(at) (Unix seconds) is already past (it is \(now / 1_000) now): give a later time, or 0 to try once now",
+                    pointer: "/expiration")
+            }
             headers.expiration = expiration
         }
         self.headers = headers
@@ -139,16 +147,19 @@ struct Submission: Sendable {
             throw Refusal(status: 400, message: "give \"tokens\" or \"audience\", not both", pointer: "/audience")
         }
 
-        // The one rule set: what APNs would reject is refused here, with the findings.
+        // The one rule set, and the one line `herald send` draws: a payload with a lint error
+        // (what APNs rejects, and what the device would ignore or misread) is refused here,
+        // with every finding; warnings come back with the acknowledgement.
         var context = headers
         context.target = .device(try! DeviceToken(hex: String(repeating: "0", count: 64)))
         let report = Self.linter.lint(payload, context: LintContext(request: context))
         findings = report.diagnostics
-        if let reason = report.apnsRejection {
-            let first = report.diagnostics.first { $0.severity == .error }
+        if let first = report.firstError {
+            let reason = report.apnsRejection
+            let what = reason.map { "APNs would answer \($0.statusAndReason)" } ?? "the payload has a lint error (\(first.rule))"
             throw Refusal(
-                status: 422, message: "APNs would answer \(reason.statusAndReason): \(first?.message ?? "")",
-                pointer: first?.pointer.map { "/payload" + $0.description }, reason: reason, findings: report.diagnostics)
+                status: 422, message: "\(what): \(first.message)", pointer: first.pointer.map { "/payload" + $0.description }, reason: reason,
+                findings: report.diagnostics)
         }
 
         var canonical = JSONWriter(output: JSONBytes())

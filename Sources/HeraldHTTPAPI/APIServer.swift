@@ -90,3 +90,28 @@ package enum OpenAPI {
         ["name": .string(name), "in": .string(location), "required": .bool(location == "path"), "schema": schema, "description": .string(description)]
     }
 }
+
+/// The paths an OpenAPI document gives and their methods: what tells a path asked with the
+/// wrong method (405) from one that does not exist (404).
+package struct DocumentedRoutes: Sendable {
+    /// Each path's segments (`nil` for a `{parameter}`) and its methods, upper case.
+    private let routes: [(segments: [Substring?], methods: [String])]
+
+    /// The routes of `document`'s `paths`.
+    package init(_ document: JSONValue) {
+        let paths = document["paths"]?.objectValue ?? JSONObject()
+        routes = paths.members.map { member in
+            let segments = member.key.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
+            let methods = (member.value.objectValue?.members.map { $0.key.uppercased() } ?? []).sorted()
+            return (segments, methods)
+        }
+    }
+
+    /// The methods the document gives `path`, if it documents the path.
+    package func methods(forPath path: String) -> [String]? {
+        let parts = path.split(separator: "/")
+        return routes.first { route in
+            route.segments.count == parts.count && zip(route.segments, parts).allSatisfy { $0 == nil || $0 == $1 }
+        }?.methods
+    }
+}

@@ -19,8 +19,8 @@ public enum LintCatalog {
         // Headers and payload
         .pushTypeInvalid, .pushTypeMissing, .topicMissing, .topicMismatch, .priorityInvalid, .collapseIDTooLong,
         .apnsIDInvalid, .apnsIDNotLowercase, .expirationInvalid, .expirationInMilliseconds, .deviceTokenInvalid,
-        .deviceTokenUnusualLength, .alertPushWithoutContent, .liveActivityIncomplete, .liveActivityStartIncomplete,
-        .liveActivityStartKeysLater, .liveActivityKeysOnOtherPushType, .dismissalDateOutsideEnd, .broadcastCannotStart,
+        .deviceTokenUnusualLength, .alertPushWithoutContent, .mutableContentWithoutAlert, .liveActivityIncomplete, .liveActivityStartIncomplete,
+        .liveActivityStartKeysLater, .liveActivityKeysOnOtherPushType, .liveActivityAPSKeyIgnored, .dismissalDateOutsideEnd, .broadcastCannotStart,
         .contentChangedMissing,
         // Localization
         .locArgsWithoutKey, .locKeyWithText, .locArgsNotStrings, .alertOnlyBody, .unicodeEscapeInAlert,

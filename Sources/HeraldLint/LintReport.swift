@@ -25,8 +25,13 @@ public struct LintReport: Sendable {
         diagnostics.reduce(0) { $0 + ($1.severity == severity ? 1 : 0) }
     }
 
-    /// Whether any finding is an error.
+    /// Whether any finding is an error: what stops a request before it is sent. `herald send`
+    /// and the gateway's door refuse such a payload; the mock answers with ``apnsRejection``,
+    /// the errors APNs itself rejects.
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+
+    /// The first error, in the order of ``diagnostics``.
+    public var firstError: LintDiagnostic? { diagnostics.first { $0.severity == .error } }
 
     /// The reason APNs would answer with, for the first error whose rule mirrors an APNs check
     /// (in the order of ``LintCatalog/rejectionPrecedence``), or `nil` if APNs would accept it.

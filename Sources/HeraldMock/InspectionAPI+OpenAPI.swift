@@ -2,6 +2,8 @@ import HeraldHTTPAPI
 import HeraldJSON
 
 extension InspectionAPI {
+    static let documentedRoutes = DocumentedRoutes(openAPIDocument)
+
     /// The OpenAPI 3.1 document of the inspection API, served at `/api/v1/openapi.json`.
     static let openAPIDocument: JSONValue = {
         let ref = OpenAPI.ref, jsonResponse = OpenAPI.jsonResponse, body = OpenAPI.body
@@ -117,7 +119,7 @@ extension InspectionAPI {
             "paths": paths,
             "components": [
                 "schemas": [
-                    "Error": object([("error", "string")], required: ["error"]),
+                    "Error": APIError.schema(),
                     "ConnectionEvent": object(
                         [("id", "integer"), ("at", "integer"), ("connection", "integer"), ("peer", "string"), ("kind", "string"),
                          ("stream", "integer"), ("code", "string"), ("lastStreamId", "integer"), ("detail", "string")],

@@ -17,15 +17,16 @@ struct InspectionAPI {
     /// Serves the API on `host:port`; returns once bound. Stopping it ends the open event
     /// streams first (the mock finishes them), then the listener and idle connections.
     func start(host: String, port: Int, logger: Logger) async throws -> APIServer {
-        try await APIServer.start(makeRouter(), host: host, port: port, serverName: "herald-mock", logger: logger)
+        try await APIServer.start(makeRouter(logger: logger), host: host, port: port, serverName: "herald-mock", logger: logger)
     }
 
     // MARK: Routes
 
-    func makeRouter() -> Router<BasicRequestContext> {
+    func makeRouter(logger: Logger = Logger(label: "herald.mock.api")) -> Router<BasicRequestContext> {
         let router = Router()
         let server = self.server
         let core = server.core
+        router.add(middleware: ErrorShapeMiddleware(logger: logger, methods: Self.documentedRoutes.methods(forPath:)))
 
         // The inbox: its page, style and script as files of their own (Inbox/, embedded), so
         // the page runs with no inline code under a strict Content-Security-Policy.
@@ -243,7 +244,7 @@ struct InspectionAPI {
     }
 
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        json(["error": .string(message)], status: status)
+        APIError.response(status, message)
     }
 
     static func badRequest(_ message: String) -> HTTPError {

@@ -107,6 +107,14 @@ public enum APNsHeader {
     /// The request headers a device push may carry (besides pseudo-headers).
     public static let deviceRequestHeaders = [authorization, pushType, id, expiration, priority, topic, collapseID]
 
+    /// The `apns-` request header `name` stands for (any case, `_` for `-`), such as a key
+    /// `apns_priority` written into a payload by mistake; `nil` for other names.
+    public static func requestHeader(named name: String) -> String? {
+        let normalized = String(name.lowercased().map { $0 == "_" ? "-" : $0 })
+        guard normalized.hasPrefix("apns-") else { return nil }
+        return deviceRequestHeaders.first { $0 == normalized }
+    }
+
     /// The scheme of `authorization` under token authentication, with its space: `bearer `.
     public static let bearerPrefix = "bearer "
 

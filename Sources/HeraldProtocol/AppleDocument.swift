@@ -13,6 +13,8 @@ public enum AppleDocument: String, CaseIterable, Sendable, CustomStringConvertib
     case certificateBasedConnection = "Establishing a certificate-based connection to APNs"
     /// Background (silent) updates.
     case pushingBackgroundUpdates = "Pushing background updates to your App"
+    /// Notification service extensions: when `mutable-content` runs one.
+    case modifyingNotificationContent = "Modifying content in newly delivered notifications"
     /// ActivityKit pushes.
     case liveActivityPushes = "Starting and updating Live Activities with ActivityKit push notifications"
     /// WidgetKit reload pushes.

@@ -9,6 +9,7 @@ import HeraldMock
 import HeraldPayload
 import HeraldProtocol
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 /// `herald demo`: the mock and the client in one process, for a first look at the inbox.
@@ -77,6 +78,17 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if gateway, gatewayPort != 0 {
+            // The gateway starts after the mock's demo: a port it cannot have is said now, not
+            // after the whole demo has run.
+            do {
+                let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: host, port: gatewayPort).get()
+                try await channel.close()
+            } catch {
+                let described = GatewayServer.describeBindError(error)
+                throw UsageError(message: "cannot start the gateway: cannot listen on \(host):\(gatewayPort): \(described)\(ServeCommand.hint(for: described, port: gatewayPort, flag: "--gateway-port"))")
+            }
+        }
         let key = ProviderSigningKey.generate(keyID: Self.keyID, teamID: Self.teamID)
         var configuration = MockConfiguration()
         configuration.host = host
@@ -194,7 +206,7 @@ struct DemoCommand: AsyncParsableCommand {
             gateway = try await GatewayServer.open(configuration: configuration)
             try await gateway.start()
         } catch {
-            throw UsageError(message: "cannot start the gateway: \(error)\(ServeCommand.hint(for: error, port: gatewayPort))")
+            throw UsageError(message: "cannot start the gateway: \(error)\(ServeCommand.hint(for: error, port: gatewayPort, flag: "--gateway-port"))")
         }
         let port = gateway.port ?? gatewayPort
         let base = "http://\(host):\(port)"
@@ -219,7 +231,7 @@ struct DemoCommand: AsyncParsableCommand {
         let (created, createdBody) = try call("POST", "/v1/apps", app)
         guard created == 201 || created == 200 else {
             await gateway.stop()
-            throw UsageError(message: "the gateway refused the demo app (\(created)): \(createdBody?.root["error"]?.stringValue ?? "")")
+            throw UsageError(message: "the gateway refused the demo app (\(created)): \(createdBody?.root["error"]?["message"]?.stringValue ?? "")")
         }
         var failed = 0
         var lastID = ""
@@ -229,7 +241,7 @@ struct DemoCommand: AsyncParsableCommand {
                 "POST", "/v1/apps/\(Self.topic)/notifications", ["payload": payload.root.value, "tokens": [.string(Self.token.hex)]])
             guard status == 202, let id = answer?.root["id"]?.stringValue else {
                 failed += 1
-                print("  NOT SENT  \(example.name): \(status) \(answer?.root["error"]?.stringValue ?? "")")
+                print("  NOT SENT  \(example.name): \(status) \(answer?.root["error"]?["message"]?.stringValue ?? "")")
                 continue
             }
             lastID = id

@@ -20,8 +20,10 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             The payload is linted first, with the request's headers, and not sent if it has \
             errors (--no-lint sends it anyway). Then it goes to every token over HTTP/2, and one \
-            line per token says what happened: accepted with its apns-id, or rejected with \
-            APNs' reason and what to do about it.
+            line per token says what happened: accepted with its apns-id, rejected with APNs' \
+            reason and what to do about it, or unanswered (the connection failed, the timeout \
+            passed). A server that cannot be reached (a name that does not resolve, a refused \
+            port, an untrusted TLS certificate) is said once, at once, with the flag that fixes it.
 
             Credentials: --p8 AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ \
             (token auth), or --cert cert.p12 with the password in $HERALD_CERT_PASSWORD \
@@ -88,6 +90,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         var configuration = try server.configuration(credentials: try credentials.credentials())
         configuration.requestTimeout = .milliseconds(Int64(timeout * 1000))
+        // Each token's line says what happened; the client's own warnings would say it twice.
+        configuration.logger.logLevel = .error
         if let connections, !(1...64).contains(connections) {
             throw UsageError(message: "--connections \(connections): give 1 to 64")
         }
@@ -114,15 +118,26 @@ struct SendCommand: AsyncParsableCommand {
             throw UsageError(message: error.message)
         }
         let request = APNsRequest(headers: requestHeaders, body: body)
+        // A connection first: what no retry mends within the timeout (a name that does not
+        // resolve, an untrusted certificate, a refused port) is said once, with the flag that
+        // fixes it, rather than after the whole timeout for every token. With several tokens,
+        // every connection opens now, so the requests spread over them from the start.
+        do {
+            try await client.prewarm()
+        } catch let error where error.connectionFailure != nil {
+            await client.shutdown()
+            let failure = error.connectionFailure!
+            writeStandardError("herald: not sent: \(failure)\n  \(Self.advice(for: failure))\n")
+            throw ExitStatus.failure
+        } catch {
+            // Some connections opened; a token whose connection fails says so on its line.
+        }
         var rejected = 0
         var output = LineOutput(progress: Progress(total: tokens.count))
         if tokens.count == 1 {
             let outcome = await client.outcome(of: request.to(tokens[0]))
             if !Self.line(tokens[0], outcome, into: &output.pending) { rejected += 1 }
         } else {
-            // All the connections first, so the requests spread over them from the start (a
-            // connection that cannot open is reported per token below).
-            try? await client.prewarm()
             for await result in client.send(request, to: tokens) {
                 if !Self.line(result.token, result.result, into: &output.pending) { rejected += 1 }
                 output.advance()
@@ -136,8 +151,23 @@ struct SendCommand: AsyncParsableCommand {
         if rejected > 0 { throw ExitStatus.failure }
     }
 
-    /// One line: `TOKEN accepted apns-id ID` or `TOKEN rejected STATUS REASON: message
-    /// (advice)`, appended to `output`; whether it was accepted.
+    /// What to do about a connection that cannot be made, naming this command's flags.
+    static func advice(for failure: ConnectionFailure) -> String {
+        switch failure.cause {
+        case .nameNotResolved: "check --host (leave it out, with --sandbox or --production, for Apple's servers)"
+        case .refused: "nothing listens there: check --host and --port (Apple's are 443 and 2197; herald mock prints its port), and that the server runs"
+        case .unreachable, .timeout: "check --host and --port, the network and the firewall"
+        case .tlsUntrusted: "trust the server's CA with --ca-file FILE (herald mock writes its CA with --ca-out FILE and prints the path), or check that --host matches its certificate"
+        case .tls: "check the credentials (--cert, --p8) and that the server is APNs or a herald mock"
+        case .notHTTP2: "APNs speaks HTTP/2 over TLS; for a herald mock started with --plaintext, add --plaintext"
+        case .proxy: "check the proxy's address and credentials"
+        case .closed: "the server closed the connection: check --host and --port, and --plaintext for a mock without TLS"
+        }
+    }
+
+    /// One line: `TOKEN accepted apns-id ID`, `TOKEN rejected STATUS REASON: message (advice)`
+    /// when APNs answered with an error, or `TOKEN not sent` / `TOKEN unanswered` with why when
+    /// it did not; appended to `output`. Whether it was accepted.
     static func line(_ token: DeviceToken, _ outcome: Result<APNsResponse, APNsClientError>, into output: inout [UInt8]) -> Bool {
         output.append(contentsOf: token.hex.utf8)
         switch outcome {
@@ -151,11 +181,20 @@ struct SendCommand: AsyncParsableCommand {
             output.append(UInt8(ascii: "\n"))
             return true
         case .failure(let error):
-            var line = " rejected"
+            var line: String
+            switch error.kind {
+            case .rejected: line = " rejected"
+            case .refusedByLint, .payloadTooLarge, .shutDown: line = " not sent"
+            case .connectionFailed, .deadlineExceeded: line = error.attempts == 0 ? " not sent" : " unanswered"
+            }
             if let status = error.status { line += " \(status)" }
             if let reason = error.reason { line += " \(reason)" }
             line += ": \(error.message)"
-            if let advice = error.advice { line += " (\(advice))" }
+            if let failure = error.connectionFailure {
+                line += " (\(advice(for: failure)))"
+            } else if let advice = error.advice {
+                line += " (\(advice))"
+            }
             output.append(contentsOf: line.utf8)
             output.append(UInt8(ascii: "\n"))
             return false

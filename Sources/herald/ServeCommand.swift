@@ -167,9 +167,9 @@ struct ServeCommand: AsyncParsableCommand {
         print("herald serve: stopped")
     }
 
-    /// What to do about a port in use.
-    static func hint(for error: any Error, port: Int) -> String {
-        "\(error)".contains("port is in use") ? " (--port \(port); --port 0 picks a free one)" : ""
+    /// What to do about a port in use, naming the flag of the command that was run.
+    static func hint(for error: Any, port: Int, flag: String = "--port") -> String {
+        "\(error)".contains("port is in use") ? " (\(flag) \(port); \(flag) 0 picks a free one)" : ""
     }
 
     static func redacted(_ url: String) -> String {

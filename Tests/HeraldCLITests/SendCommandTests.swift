@@ -73,6 +73,33 @@ import Testing
         #expect(bad.stderr.contains("bad.txt:2:"))
     }
 
+    /// What no retry mends within the timeout is said once, at once, with the flag that fixes
+    /// it: never "rejected" (APNs answered nothing), never a build machine's source path.
+    @Test func unreachableServersAreSaidAtOnceWithTheFlagThatFixesThem() async throws {
+        let setup = try await Setup.start()
+        defer { Task { await setup.harness.stop() } }
+        try setup.directory.write("alert.json", #"{"aps":{"alert":"Hi"}}"#)
+        let base = ["send", setup.directory.path("alert.json"), "--token", Self.tokens[0].hex, "--topic", ClientHarness.topic, "--timeout", "60"] + setup.keyArguments
+        let port = String(setup.harness.mock.port)
+        let cases: [(arguments: [String], says: String, flag: String)] = [
+            (["--host", "127.0.0.1", "--port", port], "TLS certificate is not trusted", "--ca-file"),
+            // RFC 6761: names under .invalid never resolve.
+            (["--host", "no-such-host.invalid", "--port", port], "does not resolve", "--host"),
+            (["--host", "127.0.0.1", "--port", "1"], "refused", "--port"),
+        ]
+        for (arguments, says, flag) in cases {
+            let started = ContinuousClock.now
+            let run = try await setup.herald(base + arguments)
+            let took = ContinuousClock.now - started
+            #expect(run.status == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains(says) && run.stderr.contains(flag), "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.contains("rejected") && !run.stdout.contains("rejected") && !run.stderr.contains(".cc:") && !run.stderr.contains("/.build"), "\(run.stderr)")
+            // Not the 60-s timeout: a process start, a connection attempt and the message.
+            #expect(took < .seconds(30), "\(arguments) took \(took)")
+        }
+        #expect(try await setup.harness.mock.notifications().isEmpty)
+    }
+
     @Test func simulatorFilesGiveTheTopicAndKeepTheirKeysHome() async throws {
         let setup = try await Setup.start()
         defer { Task { await setup.harness.stop() } }

@@ -119,11 +119,27 @@ import Testing
         ready.fail(CancellationError())
     }
 
+    @Test func connectionFailuresAreNamedByCauseWithoutSourcePaths() {
+        let text = "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at /home/ci/.build-install/checkouts/swift-nio-ssl/Sources/CNIOBoringSSL/ssl/handshake.cc:320]))"
+        #expect(ConnectionFailure.openSSLCode(in: text) == "CERTIFICATE_VERIFY_FAILED")
+        let cleaned = ConnectionFailure.withoutPaths(text)
+        #expect(!cleaned.contains("/home") && !cleaned.contains(".cc:") && cleaned.contains("CERTIFICATE_VERIFY_FAILED]"), "\(cleaned)")
+        #expect(ConnectionFailure.classify(IOError(errnoCode: 111, reason: "connect"), endpoint: "h:1").cause == .refused)
+        #expect(ConnectionFailure.classify(ChannelError.connectTimeout(.seconds(1)), endpoint: "h:1").cause == .timeout)
+        for cause in ConnectionFailure.Cause.allCases {
+            // Persistent causes fail requests at once; the others wait for the next attempt.
+            var breaker = ConnectionBreaker()
+            _ = breaker.failed(now: .now(), error: ConnectionFailure(cause: cause, endpoint: "h:1", detail: ""))
+            #expect(breaker.lastErrorIsFatal == cause.isPersistent)
+        }
+    }
+
     @Test func theBreakerBacksOffOneAttemptAtATimeAndReportsEachChangeOnce() {
         var breaker = ConnectionBreaker(random: { $0.upperBound })
         let start = NIODeadline.now()
+        let refused = ConnectionFailure(cause: .refused, endpoint: "127.0.0.1:1", detail: "ECONNREFUSED")
         #expect(breaker.mayConnect(now: start, opening: 0) && breaker.mayConnect(now: start, opening: 3))
-        #expect(breaker.failed(now: start, error: "refused") == .becameUnreachable(error: "refused"))
+        #expect(breaker.failed(now: start, error: refused) == .becameUnreachable(error: refused))
         #expect(!breaker.mayConnect(now: start, opening: 0), "not before the backoff")
         var previous: Int64 = 0
         var now = start
@@ -135,7 +151,7 @@ import Testing
             now = breaker.retryAt!
             #expect(breaker.mayConnect(now: now, opening: 0))
             #expect(!breaker.mayConnect(now: now, opening: 1), "one attempt at a time")
-            #expect(breaker.failed(now: now, error: "refused") == .none, "said once")
+            #expect(breaker.failed(now: now, error: refused) == .none, "said once")
         }
         #expect(previous == ConnectionBreaker.maximumBackoff.nanoseconds)
         #expect(breaker.succeeded(now: now + .seconds(1)) == .becameReachable(after: .nanoseconds((now + .seconds(1) - start).nanoseconds)))

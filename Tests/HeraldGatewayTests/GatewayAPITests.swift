@@ -94,7 +94,7 @@ import Testing
         #expect(response?.value(forHTTPHeaderField: "Idempotent-Replayed") == "true")
         #expect(try await harness.mock.notifications().count == 20)
         let (conflict, conflictBody) = try await harness.call("POST", path, body.replacingOccurrences(of: "Once", with: "Twice"), headers: ["Idempotency-Key": "order-1"])
-        #expect(conflict == 409 && conflictBody?.root["error"]?.stringValue?.contains(id) == true)
+        #expect(conflict == 409 && conflictBody?.root["error"]?["message"]?.stringValue?.contains(id) == true)
         #expect(try await harness.call("POST", path, body, headers: ["Idempotency-Key": ""]).0 == 400)
         // At the same moment from several callers: one notification.
         let ids = try await withThrowingTaskGroup(of: String?.self) { group in
@@ -121,8 +121,8 @@ import Testing
         let padding = String(repeating: " ", count: 1_100_000)
         let (status, answer) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding)"tokens":["\#(token)"]}"#)
         #expect(status == 413)
-        #expect(answer?.root["error"]?.stringValue?.contains("over 1049376 bytes") == true, "\(String(describing: answer?.root.value))")
-        #expect(answer?.root["error"]?.stringValue?.contains("10 tokens") == true)
+        #expect(answer?.root["error"]?["message"]?.stringValue?.contains("over 1049376 bytes") == true, "\(String(describing: answer?.root.value))")
+        #expect(answer?.root["error"]?["message"]?.stringValue?.contains("10 tokens") == true)
         let (fits, _) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"x"}},\#(padding.prefix(900_000))"tokens":["\#(token)"]}"#)
         #expect(fits == 202)
     }
@@ -135,19 +135,37 @@ import Testing
         let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
         let big = String(repeating: "x", count: 5_000)
         let (tooLarge, refusal) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"\#(big)"}},"tokens":["\#(token)"]}"#)
-        #expect(tooLarge == 422 && refusal?.root["reason"]?.stringValue == "PayloadTooLarge")
-        #expect(refusal?.root["findings"]?.elements.contains { $0["rule"]?.stringValue == "payload-too-large" } == true)
+        #expect(tooLarge == 422 && refusal?.root["error"]?["reason"]?.stringValue == "PayloadTooLarge")
+        #expect(refusal?.root["error"]?["findings"]?.elements.contains { $0["rule"]?.stringValue == "payload-too-large" } == true)
         // Over the limit the size alone answers: 60 KB of what the rules flag gives one finding.
         let nulls = Array(repeating: "null", count: 12_000).joined(separator: ",")
         let (flooded, floodRefusal) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"hi","sound":1},"x":[\#(nulls)]},"tokens":["\#(token)"]}"#)
-        #expect(flooded == 422 && floodRefusal?.root["reason"]?.stringValue == "PayloadTooLarge")
-        #expect(floodRefusal?.root["findings"]?.elements.map { $0["rule"]?.stringValue } == ["payload-too-large"])
+        #expect(flooded == 422 && floodRefusal?.root["error"]?["reason"]?.stringValue == "PayloadTooLarge")
+        #expect(floodRefusal?.root["error"]?["findings"]?.elements.map { $0["rule"]?.stringValue } == ["payload-too-large"])
         let (wrongTopic, topicRefusal) = try await harness.call("POST", path, #"{"payload":{"aps":{}},"pushType":"voip","topic":"com.example.app","tokens":["\#(token)"]}"#)
-        #expect(wrongTopic == 422 && topicRefusal?.root["reason"]?.stringValue == "DeviceTokenNotForTopic", "\(String(describing: topicRefusal?.root.value))")
-        // A badge APNs accepts and the device ignores: sent, with the finding in the answer.
-        let (badKey, finding) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi","badge":"three"}},"tokens":["\#(token)"]}"#)
-        #expect(badKey == 202, "\(String(describing: finding?.root.value))")
-        #expect(finding?.root["findings"]?.elements.contains { $0["pointer"]?.stringValue == "/payload/aps/badge" && $0["rule"]?.stringValue == "key-type" } == true)
+        #expect(wrongTopic == 422 && topicRefusal?.root["error"]?["reason"]?.stringValue == "DeviceTokenNotForTopic", "\(String(describing: topicRefusal?.root.value))")
+        // Lint errors APNs accepts and the device ignores or misreads are refused too, as
+        // `herald send` refuses them: each with its rule and where.
+        let errors: [(body: String, rule: String, pointer: String?)] = [
+            (#"{"payload":{"aps":{"alert":"x","badge":"one"}},"tokens":["\#(token)"]}"#, "key-type", "/payload/aps/badge"),
+            (#"{"payload":{"hello":1},"tokens":["\#(token)"]}"#, "aps-missing", "/payload"),
+            (#"{"payload":{"aps":{"content-available":1}},"pushType":"background","priority":10,"tokens":["\#(token)"]}"#, "background-priority", nil),
+        ]
+        for (body, rule, pointer) in errors {
+            let (status, answer) = try await harness.call("POST", path, body)
+            let error = answer?.root["error"]
+            #expect(status == 422, "\(body): \(status) \(String(describing: answer?.root.value))")
+            #expect(error?["message"]?.stringValue?.contains(rule) == true && error?["pointer"]?.stringValue == pointer, "\(String(describing: answer?.root.value))")
+            #expect(error?["findings"]?.elements.contains { $0["rule"]?.stringValue == rule && $0["severity"]?.stringValue == "error" } == true)
+        }
+        // Already expired: nobody wants it any more (0 still means "try once, now").
+        let past = Int(Date().timeIntervalSince1970) - 60
+        let (expired, expiredAnswer) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi"}},"expiration":\#(past),"tokens":["\#(token)"]}"#)
+        #expect(expired == 422 && expiredAnswer?.root["error"]?["pointer"]?.stringValue == "/expiration", "\(String(describing: expiredAnswer?.root.value))")
+        // A warning is sent, with the finding in the answer.
+        let (warned, finding) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi","gameID":"7"}},"expiration":0,"tokens":["\#(token)"]}"#)
+        #expect(warned == 202, "\(String(describing: finding?.root.value))")
+        #expect(finding?.root["findings"]?.elements.contains { $0["pointer"]?.stringValue == "/payload/aps/gameID" && $0["severity"]?.stringValue == "warning" } == true)
         let cases: [(String, String)] = [
             (#"{"payload":{"aps":{}},"pushType":"fax","tokens":["\#(token)"]}"#, "/pushType"),
             (#"{"payload":{"aps":{"alert":"Hi"}},"tokens":["\#(token)","nothex"]}"#, "/tokens/1"),
@@ -161,10 +179,10 @@ import Testing
         ]
         for (body, pointer) in cases {
             let (status, answer) = try await harness.call("POST", path, body)
-            #expect(status == 400 && answer?.root["pointer"]?.stringValue == pointer, "\(body): \(status) \(String(describing: answer?.root.value))")
+            #expect(status == 400 && answer?.root["error"]?["pointer"]?.stringValue == pointer, "\(body): \(status) \(String(describing: answer?.root.value))")
         }
         let (malformed, parse) = try await harness.call("POST", path, "{\"payload\": {\n  \"aps\" {}}}")
-        #expect(malformed == 400 && parse?.root["error"]?.stringValue?.contains("line 2") == true)
+        #expect(malformed == 400 && parse?.root["error"]?["message"]?.stringValue?.contains("line 2") == true)
         #expect(try await harness.call("POST", "/v1/apps/nope/notifications", #"{"payload":{"aps":{}},"tokens":["\#(token)"]}"#).0 == 404)
         _ = try await harness.waitUntilDone(try #require(finding?.root["id"]?.stringValue))
         #expect(try await harness.mock.notifications().count == 1, "nothing refused reached APNs")
@@ -201,7 +219,7 @@ import Testing
         let adminID = try #require(administrators.first?["id"]?.stringValue)
         #expect(administrators.count == 1)
         let (refused, why) = try await harness.call("DELETE", "/v1/keys/\(adminID)")
-        #expect(refused == 409 && (why?.root["error"]?.stringValue ?? "").contains("last administrator"))
+        #expect(refused == 409 && (why?.root["error"]?["message"]?.stringValue ?? "").contains("last administrator"))
         let second = try #require(try await harness.call("POST", "/v1/keys", #"{"name":"second admin"}"#).1?.root["key"]?.stringValue)
         #expect(try await harness.call("DELETE", "/v1/keys/\(adminID)", key: second).0 == 204)
         #expect(try await harness.call("GET", "/v1/keys", key: second).0 == 200)
@@ -211,13 +229,13 @@ import Testing
         let harness = try await GatewayHarness.start()
         defer { Task { await harness.stop() } }
         let (missing, noCredentials) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"com.example.app"}"#)
-        #expect(missing == 400 && noCredentials?.root["pointer"]?.stringValue == "/token")
+        #expect(missing == 400 && noCredentials?.root["error"]?["pointer"]?.stringValue == "/token")
         let (badKey, keyProblem) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","token":{"key":"not a key","keyId":"ABC123DEFG","teamId":"DEF123GHIJ"}}"#)
-        #expect(badKey == 422 && keyProblem?.root["pointer"]?.stringValue == "/token", "well-formed, but the key is not a key")
+        #expect(badKey == 422 && keyProblem?.root["error"]?["pointer"]?.stringValue == "/token", "well-formed, but the key is not a key")
         let (badP12, p12Problem) = try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","certificate":{"p12":"AAAA","password":"x"}}"#)
-        #expect(badP12 == 422 && p12Problem?.root["pointer"]?.stringValue == "/certificate")
-        #expect(try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","environment":"staging","token":{}}"#).1?.root["pointer"]?.stringValue == "/environment")
-        #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition(extra: #","webhook":{"url":"ftp://x","secret":"0123456789abcdef"}"#)).1?.root["pointer"]?.stringValue == "/webhook/url")
+        #expect(badP12 == 422 && p12Problem?.root["error"]?["pointer"]?.stringValue == "/certificate")
+        #expect(try await harness.call("POST", "/v1/apps", #"{"bundleId":"x","environment":"staging","token":{}}"#).1?.root["error"]?["pointer"]?.stringValue == "/environment")
+        #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition(extra: #","webhook":{"url":"ftp://x","secret":"0123456789abcdef"}"#)).1?.root["error"]?["pointer"]?.stringValue == "/webhook/url")
         try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:9/hook","secret":"0123456789abcdef-secret"}"#)
         #expect(try await harness.call("POST", "/v1/apps", harness.appDefinition()).0 == 409)
         // JSON Schema's integers include 2197.0 and 2.197e3: the same port.
@@ -268,7 +286,7 @@ import Testing
         let hex = { (list: ArraySlice<DeviceToken>) in list.map { "\"\($0.hex)\"" }.joined(separator: ",") }
         #expect(try await harness.call("POST", devices, #"{"tokens":[\#(hex(tokens[0..<2]))],"tags":["beta"]}"#).0 == 200)
         #expect(try await harness.call("POST", devices, #"{"tokens":[\#(hex(tokens[2..<6]))]}"#).0 == 200)
-        #expect(try await harness.call("POST", devices, #"{"tokens":["zz"]}"#).1?.root["pointer"]?.stringValue == "/tokens/0")
+        #expect(try await harness.call("POST", devices, #"{"tokens":["zz"]}"#).1?.root["error"]?["pointer"]?.stringValue == "/tokens/0")
         let path = "/v1/apps/\(GatewayHarness.bundleID)/notifications"
         let beta = try #require(try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Beta"}},"audience":{"tag":"beta"}}"#).1?.root["id"]?.stringValue)
         #expect(try await harness.waitUntilDone(beta).root["tokens"]?.int64Value == 2)

@@ -368,6 +368,6 @@ import Testing
         let plainID = try await plainClient.send(ClientHarness.request(to: tokens[0])).apnsID
         await plainClient.shutdown()
         let off = try await Self.api(try #require(plain.mock.apiPort), "/api/v1/notifications/\(plainID)/release", method: "POST")
-        #expect(off.status == 409 && off.document?.root["error"]?.stringValue?.contains("--release-to") == true)
+        #expect(off.status == 409 && off.document?.root["error"]?["message"]?.stringValue?.contains("--release-to") == true)
     }
 }

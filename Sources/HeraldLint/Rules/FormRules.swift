@@ -53,25 +53,43 @@ extension LintRule {
     static let apsEmpty = LintRule(
         id: .apsEmpty, severity: .warning, category: .form,
         summary: "aps is an empty dictionary: the notification does nothing.",
-        rationale: "The \(PayloadKey.aps) dictionary should contain one or more properties (Apple's \(AppleDocument.legacyProgrammingGuide), \"Payload Keys\"); empty, there is nothing to show, play, badge or wake. An MDM push is the exception: {\"aps\":{},\"\(PayloadKey.mdm)\":\"…\"} wakes the device's MDM client.",
-        triggering: [LintExample(#"{"aps":{},"acme":1}"#)],
+        rationale: "The \(PayloadKey.aps) dictionary should contain one or more properties (Apple's \(AppleDocument.legacyProgrammingGuide), \"Payload Keys\"); empty, there is nothing to show, play, badge or wake. The exceptions are pushes that wake their extension or app whatever aps holds: MDM ({\"aps\":{},\"\(PayloadKey.mdm)\":\"…\"} wakes the device's MDM client), and the push types that may do without aps altogether (VoIP, location, complication, File Provider, Push to Talk: Apple's \(AppleDocument.sendingNotificationRequests)).",
+        triggering: [LintExample(#"{"aps":{},"acme":1}"#), LintExample.headers(#"{"aps":{},"acme":1}"#, pushType: "alert")],
         nonTriggering: [
             LintExample(#"{"aps":{"badge":0}}"#),
             LintExample.request(#"{"aps":{},"mdm":"3B5E7F2A-1C2D"}"#, pushType: "mdm", topic: "com.apple.mgmt.External.3f1c"),
             LintExample(#"{"aps":{},"mdm":"3B5E7F2A-1C2D"}"#),
+            LintExample.request(#"{"aps":{},"acme":1}"#, pushType: "location", topic: "com.example.app.location-query"),
+            LintExample.request(#"{"aps":{},"channel":"ops"}"#, pushType: "pushtotalk", priority: "10", topic: "com.example.app.voip-ptt"),
+            LintExample.request(#"{"aps":{},"score":"2-1"}"#, pushType: "complication", topic: "com.example.app.complication"),
         ])
 
     static let appleKeyOutsideAPS = LintRule(
         id: .appleKeyOutsideAPS, severity: .warning, category: .form,
-        summary: "An aps key (alert, badge, content-available, …), or a near miss of one such as Firebase's content_available, sits beside aps.",
-        rationale: "Apple's keys only take effect inside the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), Table 1); beside it they are custom data the system ignores. Payloads written for Firebase's APNs bridge use content_available and mutable_content beside aps; sent straight to APNs they do nothing.",
-        triggering: [LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#), LintExample(#"{"aps":{"alert":"Hi"},"mutable_content":true}"#), LintExample(#"{"aps":{},"content_available":1}"#)],
-        nonTriggering: [LintExample(#"{"aps":{"alert":"Hi","badge":3},"acme":1}"#), LintExample(#"{"aps":{"alert":"Hi"},"threadTitle":"x","contents":1}"#)])
+        summary: "An aps key (alert, badge, content-available, …) or an alert key only aps.alert reads (loc-key, summary-arg, …), or a near miss of one such as Firebase's content_available, sits beside aps.",
+        rationale: "Apple's keys only take effect inside the \(PayloadKey.aps) dictionary (Apple's \(AppleDocument.generatingARemoteNotification), Table 1), and the alert's keys only inside its alert dictionary (Table 2); beside aps they are custom data the system ignores. Payloads written for Firebase's APNs bridge use content_available and mutable_content beside aps; sent straight to APNs they do nothing. A key beside aps whose value could not be the Apple key's (an app's own \"event\" dictionary), or a Live Activity key on a push that is not a Live Activity, is the app's own data and is left alone.",
+        triggering: [
+            LintExample(#"{"aps":{"alert":"Hi"},"badge":3}"#), LintExample(#"{"aps":{"alert":"Hi"},"mutable_content":true}"#), LintExample(#"{"aps":{},"content_available":1}"#),
+            LintExample(#"{"aps":{"alert":{"body":"3 new photos"}},"summary-arg":"Ann"}"#),
+            LintExample.headers(#"{"aps":{"content-state":{}},"event":"update"}"#, pushType: "liveactivity"),
+        ],
+        nonTriggering: [
+            LintExample(#"{"aps":{"alert":"Hi","badge":3},"acme":1}"#), LintExample(#"{"aps":{"alert":"Hi"},"threadTitle":"x","contents":1}"#),
+            LintExample.headers(#"{"aps":{"alert":"Match starts"},"event":{"id":42,"name":"Final"}}"#, pushType: "alert"),
+            LintExample.headers(#"{"aps":{"alert":"Match starts"},"event":"final","timestamp":1700000000}"#, pushType: "alert"),
+            LintExample(#"{"aps":{"alert":"Hi"},"sound":3}"#),
+        ])
 }
 
 extension LintPass {
     /// The top-level key of an MDM push.
     static let mdmKey = PayloadKey.mdm.description
+
+    /// Alert keys with no other common meaning: beside aps they are a misplaced alert key, not
+    /// the app's data (`title` and `body` beside aps are often an app's own).
+    static let alertOnlyKeys: Set<AlertKey> = [
+        .titleLocKey, .titleLocArgs, .subtitleLocKey, .subtitleLocArgs, .locKey, .locArgs, .actionLocKey, .summaryArg, .summaryArgCount, .launchImage,
+    ]
 
     /// Push types whose payload must carry `aps` (Apple's “Sending notification requests to APNs”; Apple's “Starting and updating Live Activities with ActivityKit push notifications”; Apple's “Pushing background updates to your App”).
     static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
@@ -90,7 +108,15 @@ extension LintPass {
             }
             if isActive(.appleKeyOutsideAPS) {
                 if let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
-                    report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
+                    // The app's own data under an Apple name: a value the Apple key could not
+                    // hold, or a Live Activity key on a push that is not a Live Activity.
+                    let fits = Self.expectedKinds(key).kinds.contains(member.value.kind)
+                    let liveActivityElsewhere = key.isLiveActivityKey && pushType.map { $0 != .liveactivity } == true
+                    if fits && !liveActivityElsewhere {
+                        report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
+                    }
+                } else if let key = member.keyNode.withUTF8({ AlertKey(utf8: $0) }) ?? nil, Self.alertOnlyKeys.contains(key) {
+                    report(.appleKeyOutsideAPS, "\"\(key)\" is an alert key; beside aps the system ignores it: move it into the \"alert\" dictionary inside aps", atKeyOf: member)
                 } else if member.keyNode.withUTF8({ KeySuggester.mayBeRespelled($0) }) == true,
                           let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
                     report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
@@ -112,7 +138,9 @@ extension LintPass {
             return
         }
         let isMDM = pushType == .mdm || root.members.contains { $0.keyNode.stringEquals(Self.mdmKey) }
-        if apsValue.count == 0, !isMDM {
+        // Push types that may do without aps wake their extension or app whatever it holds.
+        let needsContent = pushType.map { Self.typesNeedingAPS.contains($0) } ?? true
+        if apsValue.count == 0, !isMDM, needsContent {
             report(.apsEmpty, "\"aps\" is empty: nothing to show, play, badge or wake", at: apsValue)
         }
     }

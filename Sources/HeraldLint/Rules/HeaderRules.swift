@@ -105,10 +105,28 @@ extension LintRule {
 
     static let alertPushWithoutContent = LintRule(
         id: .alertPushWithoutContent, severity: .warning, category: .headers,
-        summary: "An alert push has nothing to show, play or badge.",
-        rationale: "Use the alert push type for notifications that display an alert, play a sound or badge the app's icon (Apple's \(AppleDocument.sendingNotificationRequests)). A silent update is a background push.",
-        triggering: [LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"category":"X"}}"#, pushType: "alert")],
-        nonTriggering: [LintExample.headers(#"{"aps":{"badge":1}}"#, pushType: "alert")])
+        summary: "An alert push has nothing to show, play or badge (an empty alert shows nothing).",
+        rationale: "Use the alert push type for notifications that display an alert, play a sound or badge the app's icon (Apple's \(AppleDocument.sendingNotificationRequests)). An alert that is an empty string, or a dictionary with no title, subtitle or body (nor their loc-keys), has nothing to display. A silent update is a background push.",
+        triggering: [
+            LintExample.headers(#"{"aps":{"content-available":1}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"category":"X"}}"#, pushType: "alert"),
+            LintExample.headers(#"{"aps":{"alert":""}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"alert":"","mutable-content":1}}"#, pushType: "alert"),
+        ],
+        nonTriggering: [
+            LintExample.headers(#"{"aps":{"badge":1}}"#, pushType: "alert"), LintExample.headers(#"{"aps":{"alert":{"loc-key":"GAME_INVITE"}}}"#, pushType: "alert"),
+        ])
+
+    static let mutableContentWithoutAlert = LintRule(
+        id: .mutableContentWithoutAlert, severity: .warning, category: .headers,
+        summary: "mutable-content is 1 but there is no alert to display, so the notification service extension does not run.",
+        rationale: "The system runs a notification service extension only when mutable-content is 1 and the notification displays an alert (Apple's \(AppleDocument.modifyingNotificationContent)); a sound or a badge alone, or an empty alert, does not start it, and whatever it would have added (an image, decrypted text) never appears.",
+        triggering: [
+            LintExample.headers(#"{"aps":{"sound":"default","mutable-content":1}}"#, pushType: "alert"),
+            LintExample(#"{"aps":{"alert":{"title":""},"badge":2,"mutable-content":1}}"#),
+        ],
+        nonTriggering: [
+            LintExample.headers(#"{"aps":{"alert":{"title":"Photo from Ann"},"mutable-content":1}}"#, pushType: "alert"),
+            LintExample.headers(#"{"aps":{"alert":{"loc-key":"ENCRYPTED"},"mutable-content":1}}"#, pushType: "alert"),
+        ])
 
     static let liveActivityIncomplete = LintRule(
         id: .liveActivityIncomplete, severity: .error, category: .headers,
@@ -144,6 +162,17 @@ extension LintRule {
         rationale: "event, timestamp, content-state and the other Live Activity keys only reach an activity through push type \(PushType.liveactivity) and the \(PushType.liveactivity.topicSuffix ?? "") topic (\(AppleDocument.liveActivityPushes)).",
         triggering: [LintExample.headers(#"{"aps":{"alert":"Goal!","event":"update","timestamp":1,"content-state":{}}}"#, pushType: "alert")],
         nonTriggering: [LintExample.headers(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, pushType: "liveactivity")])
+
+    static let liveActivityAPSKeyIgnored = LintRule(
+        id: .liveActivityAPSKeyIgnored, severity: .warning, category: .headers,
+        summary: "A Live Activity push carries badge, sound, category, thread-id or another notification key directly in aps, where the activity ignores it.",
+        rationale: "A Live Activity push reads the activity's keys and an optional alert whose title, body and sound are inside the alert dictionary (Apple's \(AppleDocument.liveActivityPushes)); badge, sound, category, thread-id, mutable-content and the other notification keys directly in aps do nothing. To play a sound, put it inside alert; an activity cannot badge the app's icon.",
+        triggering: [
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":1},"badge":1,"sound":"default"}}"#, pushType: "liveactivity"),
+        ],
+        nonTriggering: [
+            LintExample.headers(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":1},"alert":{"title":"Goal","body":"1-0","sound":"default"}}}"#, pushType: "liveactivity"),
+        ])
 
     static let dismissalDateOutsideEnd = LintRule(
         id: .dismissalDateOutsideEnd, severity: .warning, category: .headers,
@@ -244,14 +273,27 @@ extension LintPass {
                 report(.liveActivityIncomplete, "\(names) \(keys.count == 1 ? "is a Live Activity key" : "are Live Activity keys"), but aps has no \"event\" (start, update or end) and the push type is not liveactivity", at: aps)
             }
         }
+        if pushType == nil || pushType == .alert, let node = apsValues[.mutableContent], node.number?.integralValue == 1, !displaysAlert,
+           apsValues.has(.sound) || apsValues.has(.badge) || (pushType == nil && apsValues.has(.alert)) {
+            // (With nothing at all to show, alert-push-without-content speaks.)
+            report(.mutableContentWithoutAlert, "\"mutable-content\" is 1 but no alert title, subtitle or body is displayed, so the notification service extension does not run", at: node)
+        }
         guard let pushType, let aps else { return }
         switch pushType {
         case .alert:
             if !hasVisibleContent {
                 let hint = wakesApp ? "; a silent update is a background push (priority 5)" : ""
                 report(.alertPushWithoutContent, "an alert push with no alert, sound or badge shows nothing\(hint)", at: aps)
+            } else if !displaysAlert && !apsValues.has(.sound) && !apsValues.has(.badge), let alert = apsValues[.alert] {
+                report(.alertPushWithoutContent, "the alert has no title, subtitle or body, and there is no sound or badge: the push shows nothing", at: alert)
             }
         case .liveactivity:
+            let ignored = APSKey.keys.filter { !$0.isLiveActivityKey && !Self.liveActivityReads.contains($0) && apsValues.has($0) }
+            if let first = ignored.first, let node = apsValues[first] {
+                let names = ignored.map { "\"\($0)\"" }.joined(separator: ", ")
+                let sound = ignored.contains(.sound) ? "; put \"sound\" inside \"alert\" to play it" : ""
+                report(.liveActivityAPSKeyIgnored, "\(names) directly in aps \(ignored.count == 1 ? "does" : "do") nothing on a Live Activity push\(sound)", at: node)
+            }
             var missing: [String] = []
             if !apsValues.has(.event) { missing.append("\"event\"") }
             if !apsValues.has(.timestamp) { missing.append("\"timestamp\"") }
@@ -293,6 +335,21 @@ extension LintPass {
             let names = liveActivityKeys.map { "\"\($0)\"" }.joined(separator: ", ")
             report(.liveActivityKeysOnOtherPushType, "\(names) only \(liveActivityKeys.count == 1 ? "reaches" : "reach") a Live Activity with push type liveactivity, not \(pushType.rawValue)", at: node)
         }
+    }
+
+    /// The aps keys a Live Activity push reads besides its own (``APSKey/isLiveActivityKey``).
+    static let liveActivityReads: Set<APSKey> = [.alert, .relevanceScore, .contentAvailable]
+
+    /// Whether the alert has something to display: a non-empty string, or a dictionary with a
+    /// title, subtitle or body (or their loc-keys).
+    var displaysAlert: Bool {
+        guard let alert = apsValues[.alert] else { return false }
+        if let text = alert.stringValue { return !text.isEmpty }
+        guard alert.kind == .object else { return false }
+        return alertValues.has(.title) && alertValues[.title]?.stringValue != ""
+            || alertValues.has(.subtitle) && alertValues[.subtitle]?.stringValue != ""
+            || alertValues.has(.body) && alertValues[.body]?.stringValue != ""
+            || alertValues.has(.locKey) || alertValues.has(.titleLocKey) || alertValues.has(.subtitleLocKey)
     }
 
     /// The push type the payload looks like, for suggestions.

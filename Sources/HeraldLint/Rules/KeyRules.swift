@@ -91,7 +91,7 @@ extension LintRule {
         id: .unknownAPSKey, severity: .warning, category: .keys,
         summary: "aps holds a key Apple does not define.",
         rationale: "\"Don't add your own custom keys to the aps dictionary\"; \"add your custom keys as peers of the aps dictionary\" (\(AppleDocument.generatingARemoteNotification)). A custom key inside aps still reaches the app, but a future Apple key of the same name would change what it means; a near miss of an Apple key (content_available, threadId) silently does nothing.",
-        triggering: [LintExample(#"{"aps":{"content_available":1}}"#), LintExample(#"{"aps":{"alert":"x","gameID":"1"}}"#)],
+        triggering: [LintExample(#"{"aps":{"content_available":1}}"#), LintExample(#"{"aps":{"alert":"x","gameID":"1"}}"#), LintExample(#"{"aps":{"alert":"x","apns-priority":5}}"#)],
         nonTriggering: [LintExample(#"{"aps":{"content-available":1},"gameID":"1"}"#), LintExample.headers(#"{"aps":{"alert":{"title":"Boarding","body":"Gate 5","action":"View"},"url-args":["boarding","A5"]}}"#, topic: "web.com.example.airline")])
 
     static let unknownAlertKey = LintRule(
@@ -324,6 +324,10 @@ extension LintPass {
     ) {
         guard isActive(rule) else { return }
         let key = member.key
+        if let header = APNsHeader.requestHeader(named: key) {
+            report(rule, "\"\(key)\" is an HTTP/2 request header, not a payload key: send it as the \(header) header, not in the JSON", atKeyOf: member)
+            return
+        }
         if let suggestion = KeySuggester.suggestion(for: key, among: candidates) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", atKeyOf: member)
         } else if let others, let elsewhere = KeySuggester.suggestion(for: key, among: others) {

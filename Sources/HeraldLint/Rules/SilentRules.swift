@@ -5,12 +5,13 @@ import HeraldProtocol
 extension LintRule {
     static let silentWithVisibleContent = LintRule(
         id: .silentWithVisibleContent, severity: .warning, category: .silent,
-        summary: "content-available is 1 but the payload also has alert, sound or badge.",
+        summary: "content-available is 1 but the payload also has alert, sound or badge (unless it is sent as an alert push).",
         rationale: "\"For a silent notification, take care to ensure there is no alert, sound, or badge payload in the aps dictionary. If you don't follow this guidance, the incorrectly-configured notification might be throttled and not delivered to the app in the background, and instead of being silent is displayed to the user\" (Apple's \(AppleDocument.legacyProgrammingGuide), \"Configuring a Silent Notification\").",
         triggering: [LintExample(#"{"aps":{"content-available":1,"alert":"New content"}}"#), LintExample(#"{"aps":{"content-available":1,"badge":1}}"#)],
         nonTriggering: [
             LintExample(#"{"aps":{"content-available":1},"acme":"sync"}"#),
             LintExample.headers(#"{"aps":{"content-available":1,"event":"update","timestamp":1700000000,"content-state":{},"alert":{"title":"Goal"}}}"#, pushType: "liveactivity"),
+            LintExample.headers(#"{"aps":{"content-available":1,"alert":"New mail"}}"#, pushType: "alert"),
         ])
 
     static let contentAvailableNoEffect = LintRule(
@@ -62,7 +63,8 @@ extension LintPass {
             if let node = apsValues[.contentAvailable] {
                 report(.contentAvailableNoEffect, "\"content-available\" has no effect on a Live Activity push; the activity is updated, the app is not woken", at: node)
             }
-        } else if wakesApp && hasVisibleContent {
+        } else if wakesApp && hasVisibleContent && pushType != .alert {
+            // Sent as alert, the push is meant to be seen: nothing was meant to stay silent.
             let keys = [APSKey.alert, .sound, .badge].filter { apsValues.has($0) }.map { "\"\($0)\"" }.joined(separator: ", ")
             report(.silentWithVisibleContent, "content-available is 1 alongside \(keys): the push may be throttled and shown instead of staying silent", at: aps)
         }

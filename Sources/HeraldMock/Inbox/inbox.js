@@ -275,7 +275,7 @@ async function api(method, path, body) {
   const response = await fetch(path, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
   const text = await response.text();
   const value = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new Error((value && value.error) || response.statusText);
+  if (!response.ok) throw new Error((value && value.error && value.error.message) || response.statusText);
   return value;
 }
 function say(text) { $("message").textContent = text; }
