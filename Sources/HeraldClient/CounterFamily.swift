@@ -18,6 +18,15 @@ package final class CounterFamily: Sendable {
 
     /// Adds one to the counter for `values`, one for each dimension in order.
     package func increment(_ values: String...) {
+        increment(values, by: 1)
+    }
+
+    /// Adds `amount` to the counter for `values`, one for each dimension in order.
+    package func increment(_ values: String..., by amount: Int64) {
+        increment(values, by: amount)
+    }
+
+    private func increment(_ values: [String], by amount: Int64) {
         precondition(values.count == dimensions.count, "\(label) has \(dimensions.count) dimensions")
         let counter = counters.withLock { counters in
             if let counter = counters[values] { return counter }
@@ -25,6 +34,6 @@ package final class CounterFamily: Sendable {
             counters[values] = counter
             return counter
         }
-        counter.increment()
+        counter.increment(by: amount)
     }
 }

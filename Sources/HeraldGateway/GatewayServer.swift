@@ -212,12 +212,23 @@ public final class GatewayServer: Service, Sendable {
     /// Keys are cached ten seconds; a deleted key is forgotten here at once.
     func forgetKeys() { keyCache.withLock { $0.removeAll() } }
 
+    /// An app was changed, resumed or deleted through this process's API: its next delivery
+    /// reads it again (other processes see it within ``AppDirectory/refreshInterval``), and what
+    /// waited is claimed at once.
+    func appChanged(_ id: String, resumed: Bool) {
+        apps.forget(id)
+        if resumed {
+            metrics.appPaused(id, false)
+            configuration.logger.notice("an app's sending resumes", metadata: ["app": "\(id)"])
+        }
+        running.withLock { $0.dispatcher }?.nudge()
+    }
+
     /// The route's app, after checking the caller may act on it.
     func app(_ request: Request, _ context: BasicRequestContext) async throws -> GatewayApp {
         let id = try context.parameters.require("app")
         try await authorize(request, app: id)
-        guard let stored = try await store.app(id: id), let document = try? JSONDocument(parsing: Array(stored.definition.utf8)),
-              let app = try? GatewayApp(json: document.root) else {
+        guard let stored = try await store.app(id: id), let app = GatewayAPI.definition(stored) else {
             throw HTTPError(.notFound, message: "no app \(id)")
         }
         return app
@@ -229,7 +240,7 @@ public final class GatewayServer: Service, Sendable {
         do throws(Submission.Refusal) {
             submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest, now: nowMilliseconds)
         } catch {
-            metrics.submission("refused")
+            metrics.submission(app.id, "refused")
             var extra: [(String, JSONValue)] = []
             if let reason = error.reason { extra.append(("reason", .string(reason.rawValue))) }
             if !error.findings.isEmpty { extra.append(("findings", .array(error.findings.map(GatewayAPI.findingValue)))) }
@@ -241,7 +252,7 @@ public final class GatewayServer: Service, Sendable {
         case .audience(let tag):
             tokens = try await store.audience(app: app.id, tag: tag)
             guard !tokens.isEmpty else {
-                metrics.submission("refused")
+                metrics.submission(app.id, "refused")
                 return GatewayAPI.error(.unprocessableContent, "the audience has no active device: register tokens with POST /v1/apps/\(app.id)/devices", pointer: "/audience")
             }
         }
@@ -250,18 +261,19 @@ public final class GatewayServer: Service, Sendable {
             id: UUID().uuidString.lowercased(), app: app.id, idempotencyKey: idempotencyKey, requestHash: submission.requestHash,
             headers: submission.headersJSON, payload: submission.payload,
             expiresAt: submission.retryDeadline(now: now, window: configuration.retryWindow),
-            tokens: tokens.map { ($0.hex, APNsID.fastRandom().uuidString) }, now: now)
+            tokens: tokens.map { ($0.hex, APNsID.fastRandom().uuidString) }, now: now, metadata: submission.metadata,
+            doneWebhook: app.webhook?.events.contains(.jobDone) ?? false)
         switch try await store.submit(job) {
         case .created(let summary):
-            metrics.submission("accepted")
-            metrics.submittedTokens.increment(by: Int64(tokens.count))
+            metrics.submission(app.id, "accepted")
+            metrics.submittedTokens(app.id, tokens.count)
             running.withLock { $0.dispatcher }?.nudge()
             return GatewayAPI.json(Self.acknowledgement(summary, findings: submission.findings), status: .accepted, headers: [.location: "/v1/apps/\(app.id)/notifications/\(summary.id)"])
         case .existing(let summary):
-            metrics.submission("replayed")
+            metrics.submission(app.id, "replayed")
             return GatewayAPI.json(Self.acknowledgement(summary, findings: submission.findings), status: .ok, headers: [.init("Idempotent-Replayed")!: "true"])
         case .conflict(let id):
-            metrics.submission("conflict")
+            metrics.submission(app.id, "conflict")
             return GatewayAPI.error(.conflict, "Idempotency-Key was used for another request (notification \(id)); use a new key for a new request")
         }
     }

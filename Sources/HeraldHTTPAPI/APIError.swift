@@ -38,6 +38,31 @@ package enum APIError {
     }
 }
 
+/// A request a route refuses: its status, what is wrong, and where in the body (a JSON
+/// Pointer). Thrown from a route's helpers; ``ErrorShapeMiddleware`` answers it.
+package struct APIRefusal: Error, Sendable {
+    package var status: HTTPResponse.Status
+    package var message: String
+    package var pointer: String?
+
+    package init(status: HTTPResponse.Status, message: String, pointer: String? = nil) {
+        self.status = status
+        self.message = message
+        self.pointer = pointer
+    }
+
+    /// Refuses any member of `object` not in `allowed`, naming it and the fields there are:
+    /// every route that takes a body refuses unknown fields the same way.
+    package static func refuseUnknown(_ object: JSONDocument.Node, allowed: [String]) throws(APIRefusal) {
+        guard object.kind == .object else { throw APIRefusal(status: .badRequest, message: "expected a JSON object", pointer: "") }
+        for member in object.members where !allowed.contains(member.key) {
+            throw APIRefusal(
+                status: .badRequest, message: "unknown field; the fields are \(allowed.sorted().joined(separator: ", "))",
+                pointer: JSONPointer(tokens: [member.key]).description)
+        }
+    }
+}
+
 /// Every error a route raises answers in ``APIError``'s shape: a route's `HTTPError`, a body too
 /// large, a path asked with a method it does not take (405 with `Allow`, from `methods`), or
 /// something unexpected (500, logged); `translate` turns errors of the API's own into responses
@@ -69,6 +94,8 @@ package struct ErrorShapeMiddleware: RouterMiddleware {
             var response = APIError.response(error.status, error.body ?? error.status.reasonPhrase)
             for field in error.headers where field.name != .contentType && field.name != .contentLength { response.headers.append(field) }
             return response
+        } catch let refusal as APIRefusal {
+            return APIError.response(refusal.status, refusal.message, pointer: refusal.pointer)
         } catch {
             if let response = translate(error) { return response }
             if let error = error as? HTTPResponseError { return APIError.response(error.status, "\(error)") }

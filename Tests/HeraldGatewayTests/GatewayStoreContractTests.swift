@@ -53,10 +53,10 @@ import Testing
         let opened = try await Self.open(backend)
         let store = opened.store
         defer { Task { await store.close() } }
-        #expect(try await store.insertApp(StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5)))
-        #expect(try await !store.insertApp(StoredApp(id: "a", definition: "{}", createdAt: 6)), "an id is taken once")
-        #expect(try await store.app(id: "a") == StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5))
-        _ = try await store.insertApp(StoredApp(id: "b", definition: "{}", createdAt: 7))
+        #expect(try await store.insertApp(StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5, updatedAt: 5)))
+        #expect(try await !store.insertApp(StoredApp(id: "a", definition: "{}", createdAt: 6, updatedAt: 6)), "an id is taken once")
+        #expect(try await store.app(id: "a") == StoredApp(id: "a", definition: #"{"x":1}"#, createdAt: 5, updatedAt: 5))
+        _ = try await store.insertApp(StoredApp(id: "b", definition: "{}", createdAt: 7, updatedAt: 7))
         #expect(try await store.apps().map(\.id) == ["a", "b"])
         let key = StoredKey(id: "k1", hash: "abc", name: "ops", apps: ["a", "b"], createdAt: 9)
         try await store.insertKey(key)
@@ -68,11 +68,27 @@ import Testing
         #expect(try await store.key(hash: "abc") == nil)
         _ = try await store.submit(Self.job("j", app: "a", tokens: Self.tokens(2)))
         try await store.upsertDevices(app: "a", tokens: [try DeviceToken(hex: Self.tokens(1)[0])], tags: [], now: 1)
-        #expect(try await store.deleteApp(id: "a"))
+        // Changed in place: the definition and its version; a pause comes and goes.
+        let changed = try await store.updateApp(id: "a", definition: #"{"x":2}"#, resume: false, now: 20)
+        #expect(changed?.definition == #"{"x":2}"# && changed?.updatedAt == 20 && changed?.createdAt == 5)
+        #expect(try await store.updateApp(id: "nope", definition: "{}", resume: false, now: 20) == nil)
+        #expect(try await store.pauseApp(id: "a", reason: "APNs answered 403 InvalidProviderToken", advice: "PATCH", webhook: #"{"type":"app.paused"}"#, now: 30))
+        #expect(try await !store.pauseApp(id: "a", reason: "again", advice: "", webhook: #"{"type":"app.paused"}"#, now: 31), "paused once")
+        let paused = try #require(try await store.app(id: "a"))
+        #expect(paused.pausedAt == 30 && paused.pausedReason == "APNs answered 403 InvalidProviderToken" && paused.pausedAdvice == "PATCH")
+        #expect(try await store.claim(worker: "w", limit: 10, now: 10_000, leaseUntil: 20_000, takeOver: true).isEmpty, "a paused app's deliveries wait")
+        #expect(try await store.claimWebhooks(worker: "w", limit: 10, now: 100, leaseUntil: 200).map(\.body) == [#"{"type":"app.paused"}"#], "one app.paused, with the pause")
+        #expect(try await store.resumeApp(id: "a", now: 40))
+        #expect(try await !store.resumeApp(id: "a", now: 41), "resumed once")
+        #expect(try await store.claim(worker: "w", limit: 10, now: 10_000, leaseUntil: 20_000, takeOver: true).count == 2)
+        _ = try await store.pauseApp(id: "a", reason: "r", advice: "a", webhook: nil, now: 50)
+        #expect(try await store.updateApp(id: "a", definition: #"{"x":3}"#, resume: true, now: 60)?.pausedAt == nil, "a fix resumes")
+        let deleted = try await store.deleteApp(id: "a")
+        #expect(deleted == AppDeletion(devices: 1, notifications: 1, deliveries: 2, webhookEvents: 1))
         #expect(try await store.app(id: "a") == nil)
         #expect(try await store.job(app: "a", id: "j") == nil)
         #expect(try await store.devices(app: "a", state: nil, tag: nil, after: nil, limit: 10).isEmpty, "its devices go with it")
-        #expect(try await !store.deleteApp(id: "a"))
+        #expect(try await store.deleteApp(id: "a") == nil)
     }
 
     @Test(arguments: Backend.available)
@@ -83,6 +99,13 @@ import Testing
         let tokens = try Self.tokens(5).map { try DeviceToken(hex: $0) }
         try await store.upsertDevices(app: "a", tokens: Array(tokens.prefix(3)), tags: ["beta", "staff"], now: 1)
         try await store.upsertDevices(app: "a", tokens: Array(tokens.suffix(2)), tags: [], now: 2)
+        // Without "tags", a registration keeps them; addTags and removeTags edit them.
+        try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(add: ["vip", "beta"]), now: 2)
+        try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(add: ["vip"], remove: ["beta", "never"]), now: 2)
+        try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(replace: nil), now: 2)
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: tokens[3].hex, limit: 1).first?.tags == ["vip"])
+        try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(remove: ["vip"]), now: 2)
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: tokens[3].hex, limit: 1).first?.tags == [])
         try await store.upsertDevices(app: "other", tokens: tokens, tags: ["beta"], now: 3)
         #expect(try await store.audience(app: "a", tag: nil) == tokens)
         #expect(try await store.audience(app: "a", tag: "beta") == Array(tokens.prefix(3)))
@@ -156,7 +179,7 @@ import Testing
         #expect(try await store.claim(worker: "a", limit: 10, now: 20_000, leaseUntil: 20_001, takeOver: true).isEmpty,
                 "a worker never takes over its own claims")
         #expect(try await store.claim(worker: "c", limit: 10, now: 20_000, leaseUntil: 20_001, takeOver: true).count == 4, "only a's ran out by then")
-        try await store.release(worker: "c", ids: first.map(\.id), now: 4_999)
+        try await store.release(worker: "c", ids: first.map(\.id), reason: nil, now: 4_999)
 
         // a's lease runs out: c takes a's four over (a second attempt each).
         let taken = try await store.claim(worker: "c", limit: 10, now: 5_000, leaseUntil: 9_000, takeOver: true)
@@ -175,7 +198,7 @@ import Testing
             DeliveryOutcome(delivery: second[4], result: .accepted(status: 200)),
             DeliveryOutcome(delivery: second[5], result: .accepted(status: 200)),
         ], worker: "b", now: 5_003)
-        try await store.release(worker: "b", ids: [second[3].id], now: 5_004)
+        try await store.release(worker: "b", ids: [second[3].id], reason: "waiting: the app is paused", now: 5_004)
         let counts = try #require(try await store.job(app: "app", id: "j")).counts
         #expect(counts[.accepted] == 6 && counts[.expired] == 1 && counts[.rejected] == 1 && counts[.queued] == 2)
         let released = try #require(try await store.claim(worker: "d", limit: 10, now: 5_004, leaseUntil: 9_000, takeOver: true).first)
@@ -186,6 +209,7 @@ import Testing
         let rows = try await store.deliveries(job: "j", state: nil, after: nil, limit: 100)
         #expect(rows.first { $0.id == second[2].id }?.reason == "BadTopic")
         #expect(rows.first { $0.id == second[1].id }?.state == .expired)
+        #expect(rows.first { $0.id == second[3].id }?.reason == "waiting: the app is paused", "a give-back says why it waits")
     }
 
     @Test(arguments: Backend.available)
@@ -248,6 +272,65 @@ import Testing
 
     /// Processes starting at once on a new PostgreSQL database: one migrates, the others wait
     /// for it and find nothing to do; every one opens.
+    /// A job is done when its last delivery is final (job.done stored with that outcome); the
+    /// listing pages newest first without repeats while jobs arrive; retention prunes finished
+    /// jobs' deliveries in batches, then the jobs, and old webhook events, never what is open.
+    @Test(arguments: Backend.available)
+    func jobsFinishListAndArePruned(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        var job = Self.job("j1", tokens: Self.tokens(5), now: 1_000)
+        job.metadata = #"{"order":42}"#
+        job.doneWebhook = true
+        _ = try await store.submit(job)
+        #expect(try await store.job(app: "app", id: "j1")?.open == 5)
+        let claimed = try await store.claim(worker: "w", limit: 5, now: 1_000, leaseUntil: 9_000, takeOver: true)
+        try await store.record(claimed.prefix(2).map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200), doneWebhook: true) }, worker: "w", now: 1_100)
+        try await store.record([DeliveryOutcome(delivery: claimed[2], result: .retry(at: 1_200, reason: "TooManyRequests"), doneWebhook: true)], worker: "w", now: 1_100)
+        #expect(try await store.job(app: "app", id: "j1")?.open == 3, "a retry stays open")
+        #expect(try await store.claimWebhooks(worker: "w", limit: 10, now: 1_100, leaseUntil: 2_000).isEmpty, "not done yet")
+        try await store.record([
+            DeliveryOutcome(delivery: claimed[3], result: .rejected(status: 400, reason: "BadTopic", unregisteredAt: nil, deadToken: false), doneWebhook: true),
+            DeliveryOutcome(delivery: claimed[4], result: .expired(reason: "x"), doneWebhook: true),
+        ], worker: "w", now: 1_300)
+        let retried = try await store.claim(worker: "w", limit: 5, now: 1_300, leaseUntil: 9_000, takeOver: true)
+        try await store.record(retried.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200), doneWebhook: true) }, worker: "w", now: 1_400)
+        let done = try #require(try await store.job(app: "app", id: "j1"))
+        #expect(done.status == .done && done.finishedAt == 1_400 && done.metadata == #"{"order":42}"#)
+        let events = try await store.claimWebhooks(worker: "w", limit: 10, now: 1_400, leaseUntil: 2_000)
+        #expect(events.count == 1 && events[0].body.contains(#""type":"job.done""#) && events[0].body.contains(#""order":42"#))
+        #expect(events[0].body.contains(#""accepted":3"#) && events[0].body.contains(#""rejected":1"#) && events[0].body.contains(#""expired":1"#), "\(events)")
+        try await store.finishWebhook(id: events[0].id, sent: true, retryAt: nil, error: nil, now: 1_500)
+
+        // Listing: newest first; a job arriving between pages does not shift them.
+        for index in 2...6 { _ = try await store.submit(Self.job("j\(index)", tokens: Self.tokens(1, salt: index), now: 1_000 + Int64(index))) }
+        let first = try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: nil, limit: 3)
+        #expect(first.map(\.id) == ["j6", "j5", "j4"])
+        _ = try await store.submit(Self.job("j7", tokens: Self.tokens(1, salt: 7), now: 2_000))
+        let second = try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: JobCursor(createdAt: first[2].createdAt, id: first[2].id), limit: 3)
+        #expect(second.map(\.id) == ["j3", "j2", "j1"])
+        #expect(try await store.jobs(app: "app", status: .done, from: nil, until: nil, before: nil, limit: 10).map(\.id) == ["j1"])
+        #expect(try await store.jobs(app: "app", status: .sending, from: 1_003, until: 1_005, before: nil, limit: 10).map(\.id) == ["j4", "j3"])
+
+        // Retention: before j1 finished, nothing; after, its 5 deliveries in batches of 2, then
+        // the job; the sent event; never the open jobs.
+        #expect(try await store.prune(before: 1_400, batch: 2) == Pruned())
+        var total = Pruned()
+        var calls = 0
+        while true {
+            let pruned = try await store.prune(before: 10_000, batch: 2)
+            calls += 1
+            total.jobs += pruned.jobs
+            total.deliveries += pruned.deliveries
+            total.webhookEvents += pruned.webhookEvents
+            if !pruned.more { break }
+        }
+        #expect(total == Pruned(jobs: 1, deliveries: 5, webhookEvents: 1, more: false) && calls == 4, "\(total) in \(calls) calls")
+        #expect(try await store.job(app: "app", id: "j1") == nil)
+        #expect(try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: nil, limit: 10).count == 6, "open jobs stay")
+    }
+
     @Test func processesStartingAtOnceMigrateOnce() async throws {
         guard PostgresTestDatabase.isAvailable else {
             try Test.cancel(Comment(rawValue: "skipped: " + PostgresTestDatabase.notConfigured))
@@ -259,8 +342,9 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(stores.count == 6)
-        let versions = try await PostgresTestDatabase.psqlInBackground(database.url, "SELECT string_agg(version::text, ',') FROM herald_gateway_schema")
-        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "each migration recorded once: \(versions)")
+        let versions = try await PostgresTestDatabase.psqlInBackground(database.url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM herald_gateway_schema")
+        let expected = GatewaySchema.migrations(for: .postgres).map { String($0.version) }.joined(separator: ",")
+        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == expected, "each migration recorded once: \(versions)")
         for store in stores { await store.close() }
     }
 }

@@ -88,6 +88,29 @@ enum GatewaySchema {
                 "CREATE INDEX webhook_events_due ON webhook_events (due_at, id) WHERE state IN ('queued', 'claimed')",
                 "CREATE INDEX webhook_events_app ON webhook_events (app_id)",
             ]),
+            // Operators: apps that pause and change in place, jobs that say when they finished
+            // (job.done, retention, the listing), the sender's metadata.
+            SchemaMigrator.Migration(version: 2, statements: [
+                "ALTER TABLE apps ADD COLUMN updated_at BIGINT",
+                "UPDATE apps SET updated_at = created_at",
+                // Set while the app's deliveries wait: its credentials or server were refused.
+                "ALTER TABLE apps ADD COLUMN paused_at BIGINT",
+                "ALTER TABLE apps ADD COLUMN paused_reason TEXT",
+                "ALTER TABLE apps ADD COLUMN paused_advice TEXT",
+                "ALTER TABLE jobs ADD COLUMN metadata TEXT",
+                // Deliveries not final yet (queued or claimed), kept by every statement that
+                // makes one final: a job is done when it reaches 0, without counting its rows.
+                "ALTER TABLE jobs ADD COLUMN open_deliveries INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE jobs ADD COLUMN finished_at BIGINT",
+                "UPDATE jobs SET open_deliveries = (SELECT count(*) FROM deliveries d WHERE d.job_id = jobs.id AND d.state IN ('queued', 'claimed'))",
+                """
+                UPDATE jobs SET finished_at = (SELECT coalesce(max(d.updated_at), jobs.created_at) FROM deliveries d WHERE d.job_id = jobs.id)
+                WHERE open_deliveries = 0
+                """,
+                "CREATE INDEX jobs_app_created ON jobs (app_id, created_at, id)",
+                "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL",
+                "CREATE INDEX webhook_events_done ON webhook_events (created_at) WHERE state IN ('sent', 'failed')",
+            ]),
         ]
     }
 

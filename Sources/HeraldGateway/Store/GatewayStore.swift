@@ -19,8 +19,18 @@ protocol GatewayStore: DatabaseConnectivity {
     func insertApp(_ app: StoredApp) async throws -> Bool
     func app(id: String) async throws -> StoredApp?
     func apps() async throws -> [StoredApp]
-    /// Removes an app with its devices, jobs, deliveries and webhook events.
-    func deleteApp(id: String) async throws -> Bool
+    /// Replaces an app's definition (its devices, jobs and history stay); with `resume`, a pause
+    /// ends too. The app as stored now, or `nil` when there is none.
+    func updateApp(id: String, definition: String, resume: Bool, now: Int64) async throws -> StoredApp?
+    /// Pauses an app's sending (its deliveries are not claimed until it resumes), with the
+    /// webhook event `webhook` stored in the same transaction; `false` when it was paused
+    /// already (or is not there).
+    func pauseApp(id: String, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool
+    /// Ends a pause; `false` when the app was not paused (or is not there).
+    func resumeApp(id: String, now: Int64) async throws -> Bool
+    /// Removes an app with its devices, jobs, deliveries and webhook events: how many of each,
+    /// or `nil` when there was no such app.
+    func deleteApp(id: String) async throws -> AppDeletion?
 
     func insertKey(_ key: StoredKey) async throws
     func key(hash: String) async throws -> StoredKey?
@@ -29,8 +39,9 @@ protocol GatewayStore: DatabaseConnectivity {
 
     // MARK: Devices
 
-    /// Registers tokens as active (a dead token registered again is active again), with tags.
-    func upsertDevices(app: String, tokens: [DeviceToken], tags: [String], now: Int64) async throws
+    /// Registers tokens as active (a dead token registered again is active again); `tags`
+    /// replaces, adds or removes their tags.
+    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws
     /// Devices of an app in token order after `after`, optionally only one state or tag.
     func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice]
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool
@@ -45,6 +56,9 @@ protocol GatewayStore: DatabaseConnectivity {
     func submit(_ job: NewJob) async throws -> SubmitResult
     /// A job with its deliveries counted by state.
     func job(app: String, id: String) async throws -> JobSummary?
+    /// An app's jobs, newest first (by creation, then id), after the cursor `before`; only those
+    /// of `status`, created from `from` until before `until` (Unix milliseconds). Without counts.
+    func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary]
     /// A job's deliveries in id order after `after`.
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery]
     /// The job's request (headers and payload), for sending.
@@ -66,8 +80,9 @@ protocol GatewayStore: DatabaseConnectivity {
     /// the lease ran out while the database was unreachable, unless another worker took them
     /// over meanwhile); returns the ids extended. Those missing are no longer this worker's.
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64>
-    /// Gives back deliveries `worker` holds and did not send (graceful shutdown).
-    func release(worker: String, ids: [Int64], now: Int64) async throws
+    /// Gives back deliveries `worker` holds and did not send (graceful shutdown, a paused app),
+    /// due at `now`; `reason`, when given, says why they wait.
+    func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws
     /// How many deliveries wait (queued or claimed), and how many of them are due.
     func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int)
 
@@ -78,13 +93,75 @@ protocol GatewayStore: DatabaseConnectivity {
     /// Marks a webhook event sent, or due again at `retryAt`, or failed for good (`retryAt` nil
     /// and `failed`).
     func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws
+
+    // MARK: Retention
+
+    /// Deletes, in one short transaction, at most `batch` rows of what is older than the
+    /// retention: deliveries of jobs finished before `before` (then the jobs left without
+    /// deliveries), and webhook events sent or failed before it. Devices (dead tokens included:
+    /// they are the registry) and unfinished jobs are never pruned. What was deleted; `more`
+    /// when another call would find more.
+    func prune(before: Int64, batch: Int) async throws -> Pruned
 }
 
-/// An app as stored: its settings (with credentials) as JSON.
+/// What ``GatewayStore/deleteApp(id:)`` removed.
+struct AppDeletion: Sendable, Equatable {
+    var devices: Int
+    var notifications: Int
+    var deliveries: Int
+    var webhookEvents: Int
+}
+
+/// What one ``GatewayStore/prune(before:batch:)`` deleted.
+struct Pruned: Sendable, Equatable {
+    var jobs = 0
+    var deliveries = 0
+    var webhookEvents = 0
+    /// Whether more is left to prune.
+    var more = false
+}
+
+/// Where a job stands.
+enum JobStatus: String, Sendable, CaseIterable {
+    /// Some deliveries wait (queued or claimed).
+    case sending
+    /// Every delivery is final.
+    case done
+}
+
+/// Where a page of jobs ends: the last job's creation time and id.
+struct JobCursor: Sendable, Equatable {
+    var createdAt: Int64
+    var id: String
+
+    /// `createdAt.id`, as the API gives it.
+    var token: String { "\(createdAt).\(id)" }
+
+    init(createdAt: Int64, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    init?(token: String) {
+        guard let dot = token.firstIndex(of: "."), let time = Int64(token[..<dot]), dot < token.endIndex else { return nil }
+        createdAt = time
+        id = String(token[token.index(after: dot)...])
+        guard !id.isEmpty else { return nil }
+    }
+}
+
+/// An app as stored: its settings (with credentials) as JSON, and whether it is paused.
 struct StoredApp: Sendable, Equatable {
     var id: String
     var definition: String
     var createdAt: Int64
+    /// When the definition last changed (creation, a PATCH).
+    var updatedAt: Int64
+    /// Since when its sending is paused, and why (`nil`: it sends).
+    var pausedAt: Int64? = nil
+    var pausedReason: String? = nil
+    /// What to do about it.
+    var pausedAdvice: String? = nil
 }
 
 /// An API key as stored: never the key, only its SHA-256.
@@ -95,6 +172,23 @@ struct StoredKey: Sendable, Equatable {
     /// `nil`: every app, and the administration routes.
     var apps: [String]?
     var createdAt: Int64
+}
+
+/// How a registration changes devices' tags: `replace` sets them (a new device gets these),
+/// else they stay; then `add` and `remove` edit them.
+struct DeviceTags: Sendable, Equatable, ExpressibleByArrayLiteral {
+    var replace: [String]?
+    var add: [String] = []
+    var remove: [String] = []
+
+    init(replace: [String]? = nil, add: [String] = [], remove: [String] = []) {
+        self.replace = replace
+        self.add = add
+        self.remove = remove
+    }
+
+    /// Tags that replace the devices' own.
+    init(arrayLiteral tags: String...) { replace = tags }
 }
 
 enum DeviceState: String, Sendable, CaseIterable {
@@ -126,6 +220,10 @@ struct NewJob: Sendable {
     /// Each token with its apns-id, in order.
     var tokens: [(token: String, apnsID: String)]
     var now: Int64
+    /// The sender's own JSON object, given back with the job, its deliveries and its webhooks.
+    var metadata: String? = nil
+    /// The app's webhook wants `job.done`: stored with the job's last outcome.
+    var doneWebhook: Bool = false
 }
 
 enum SubmitResult: Sendable {
@@ -147,7 +245,15 @@ struct JobSummary: Sendable, Equatable {
     var expiresAt: Int64
     var tokenCount: Int
     var createdAt: Int64
+    /// Deliveries by state (empty in a listing).
     var counts: [DeliveryState: Int]
+    /// Deliveries not final yet.
+    var open: Int = 0
+    /// When the last delivery became final.
+    var finishedAt: Int64? = nil
+    var metadata: String? = nil
+
+    var status: JobStatus { open == 0 ? .done : .sending }
 }
 
 struct JobContent: Sendable {
@@ -156,6 +262,7 @@ struct JobContent: Sendable {
     var headers: String
     var payload: [UInt8]
     var expiresAt: Int64
+    var metadata: String? = nil
 }
 
 struct StoredDelivery: Sendable, Equatable {
@@ -191,12 +298,20 @@ struct DeliveryOutcome: Sendable {
         case retry(at: Int64, reason: String?)
         /// No more tries: the notification expired.
         case expired(reason: String?)
+
+        /// Whether the delivery ends here (every result but a retry).
+        var isFinal: Bool {
+            if case .retry = self { return false }
+            return true
+        }
     }
 
     var delivery: ClaimedDelivery
     var result: Result
     /// Webhook events this outcome raises (JSON bodies), stored with it.
     var webhooks: [String] = []
+    /// The app's webhook wants `job.done`: stored when this outcome ends the job.
+    var doneWebhook: Bool = false
 }
 
 struct WebhookEvent: Sendable, Equatable {

@@ -75,13 +75,20 @@ final class GuardedStore: GatewayStore {
     func insertApp(_ app: StoredApp) async throws -> Bool { try await call("insertApp") { try await $0.insertApp(app) } }
     func app(id: String) async throws -> StoredApp? { try await call("app") { try await $0.app(id: id) } }
     func apps() async throws -> [StoredApp] { try await call("apps") { try await $0.apps() } }
-    func deleteApp(id: String) async throws -> Bool { try await call("deleteApp", timeout: timeout * 6) { try await $0.deleteApp(id: id) } }
+    func updateApp(id: String, definition: String, resume: Bool, now: Int64) async throws -> StoredApp? {
+        try await call("updateApp") { try await $0.updateApp(id: id, definition: definition, resume: resume, now: now) }
+    }
+    func pauseApp(id: String, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool {
+        try await call("pauseApp") { try await $0.pauseApp(id: id, reason: reason, advice: advice, webhook: webhook, now: now) }
+    }
+    func resumeApp(id: String, now: Int64) async throws -> Bool { try await call("resumeApp") { try await $0.resumeApp(id: id, now: now) } }
+    func deleteApp(id: String) async throws -> AppDeletion? { try await call("deleteApp", timeout: timeout * 6) { try await $0.deleteApp(id: id) } }
     func insertKey(_ key: StoredKey) async throws { try await call("insertKey") { try await $0.insertKey(key) } }
     func key(hash: String) async throws -> StoredKey? { try await call("key") { try await $0.key(hash: hash) } }
     func keys() async throws -> [StoredKey] { try await call("keys") { try await $0.keys() } }
     func deleteKey(id: String) async throws -> Bool { try await call("deleteKey") { try await $0.deleteKey(id: id) } }
 
-    func upsertDevices(app: String, tokens: [DeviceToken], tags: [String], now: Int64) async throws {
+    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
         try await call("upsertDevices", timeout: timeout + .milliseconds(tokens.count / 20)) {
             try await $0.upsertDevices(app: app, tokens: tokens, tags: tags, now: now)
         }
@@ -101,6 +108,9 @@ final class GuardedStore: GatewayStore {
         try await call("submit", timeout: timeout + .milliseconds(job.tokens.count / 20)) { try await $0.submit(job) }
     }
     func job(app: String, id: String) async throws -> JobSummary? { try await call("job") { try await $0.job(app: app, id: id) } }
+    func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
+        try await call("jobs") { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
+    }
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
         try await call("deliveries") { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
     }
@@ -115,8 +125,8 @@ final class GuardedStore: GatewayStore {
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
         try await call("extendLeases") { try await $0.extendLeases(worker: worker, ids: ids, until: until, now: now) }
     }
-    func release(worker: String, ids: [Int64], now: Int64) async throws {
-        try await call("release") { try await $0.release(worker: worker, ids: ids, now: now) }
+    func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
+        try await call("release") { try await $0.release(worker: worker, ids: ids, reason: reason, now: now) }
     }
     func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth") { try await $0.queueDepth(now: now) } }
 
@@ -126,6 +136,7 @@ final class GuardedStore: GatewayStore {
     func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws {
         try await call("finishWebhook") { try await $0.finishWebhook(id: id, sent: sent, retryAt: retryAt, error: error, now: now) }
     }
+    func prune(before: Int64, batch: Int) async throws -> Pruned { try await call("prune") { try await $0.prune(before: before, batch: batch) } }
 
     /// Answers within two seconds whether the database answers, probing it even while it is
     /// marked down (for `/readyz`).

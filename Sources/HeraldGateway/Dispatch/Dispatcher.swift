@@ -30,7 +30,14 @@ final class Dispatcher: Sendable {
     private let jobs: JobCache
     private let capacity: CapacityGate
     private let held = HeldClaims()
-    private let pending = Mutex<(outcomes: [(DeliveryOutcome, Int)], released: [(Int64, Int)])>(([], []))
+    /// Outcomes to record, and deliveries to give back (with why they wait, when that changed).
+    private let pending = Mutex<(outcomes: [(DeliveryOutcome, Int)], released: [Release])>(([], []))
+
+    private struct Release: Sendable {
+        var id: Int64
+        var ticket: Int
+        var reason: String?
+    }
     // One signal per loop: a signal has one waiter at a time.
     private let wake = Signal()
     private let flushWake = Signal()
@@ -200,12 +207,25 @@ final class Dispatcher: Sendable {
         switch lookup {
         case .found(let found)? where job != nil:
             entry = found
-        case .unusable(let why)?:
-            return add(.rejected(status: nil, reason: "the app's credentials cannot be used: \(why)", unregisteredAt: nil, deadToken: false), delivery, ticket)
+        case .unusable(let app, let why)? where job != nil:
+            // The app's fault, not the device's: its deliveries wait for a fix.
+            let failure = AppFailure(
+                reason: "the app's credentials cannot be used: \(why)", advice: "PATCH /v1/apps/\(delivery.app) with credentials that load")
+            await pause(delivery.app, app: app, failure: failure)
+            return giveBack(hold, reason: Self.waiting(failure))
         default:
             return add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
         }
         guard let job else { return }
+        // Paused (here, or in the database as last read): back to the queue, where it waits.
+        if entry.pausedReason != nil { return giveBack(hold) }
+        // Its time passed while it waited (a long queue, a paused app): not sent. A notification
+        // with expiration 0 ("try once, now") is still tried once.
+        if job.request.headers.expiration != .immediately, job.expiresAt <= nowMilliseconds {
+            let outcome = DeliveryOutcome.Result.expired(reason: "expired before it could be sent")
+            return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
+                for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: nowMilliseconds), doneWebhook: entry.wantsJobDone)
+        }
         if let limiter = entry.limiter {
             guard await limiter.acquire(while: { !self.isStopping }) else { return giveBack(hold) }
         }
@@ -229,26 +249,61 @@ final class Dispatcher: Sendable {
         var request = job.request.to(token)
         request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
         let result = await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
-        metrics.sent.increment()
-        let elapsed = ContinuousClock.now - started
-        metrics.latency.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        metrics.sent(delivery.app, elapsed: ContinuousClock.now - started)
         held.finished(delivery.id, ticket: ticket)
         let now = nowMilliseconds
+        let sentHeaders = job.request.headers
+        let usesAppTopic = sentHeaders.topic == entry.app.topic(for: sentHeaders.pushType ?? .alert)
+        if let failure = AppFailure.of(result, app: entry.app, usesAppTopic: usesAppTopic) {
+            // The credentials or the server, not the device: the app pauses and this waits
+            // (unless it expires meanwhile).
+            await pause(entry.app.id, app: entry.app, failure: failure)
+            guard now < job.expiresAt else {
+                let outcome = DeliveryOutcome.Result.expired(reason: "the app is paused: \(failure.reason)")
+                return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
+                    for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
+            }
+            return giveBack(hold, reason: Self.waiting(failure))
+        }
         guard let outcome = configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: job.expiresAt, now: now) else {
             return giveBack(hold)
         }
-        add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(for: outcome, delivery: delivery, webhook: entry.app.webhook, now: now))
+        add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
+            for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
     }
 
-    /// Not sent: back to the queue (if this process still holds it) at the next flush.
-    private func giveBack(_ hold: (Int64, Int)) {
-        pending.withLock { $0.released.append(hold) }
+    /// A waiting delivery's reason while its app is paused.
+    static func waiting(_ failure: AppFailure) -> String { "waiting: the app is paused: \(failure.reason)" }
+
+    /// Pauses the app (once, whichever process sees it first): its deliveries are claimed no
+    /// more until a PATCH of its credentials or `POST …/resume`. Says so once, with the fix,
+    /// and raises `app.paused`.
+    private func pause(_ id: String, app: GatewayApp?, failure: AppFailure) async {
+        apps.setPaused(id, reason: failure.reason)
+        let now = nowMilliseconds
+        let webhook = app?.webhook.flatMap { $0.events.contains(.appPaused) ? WebhookEvents.appPaused(app: id, reason: failure.reason, advice: failure.advice, now: now) : nil }
+        do {
+            if try await store.pauseApp(id: id, reason: failure.reason, advice: failure.advice, webhook: webhook, now: now) {
+                metrics.appPaused(id, true)
+                logger.error("an app's sending is paused: its deliveries wait (within their expiration) until it is fixed", metadata: [
+                    "app": "\(id)", "reason": "\(failure.reason)", "fix": "\(failure.advice)",
+                ])
+            }
+        } catch {
+            if !(error is StoreUnavailable) { logger.warning("pausing an app failed", metadata: ["app": "\(id)", "error": "\(error)"]) }
+        }
+    }
+
+    /// Not sent: back to the queue (if this process still holds it) at the next flush; `reason`
+    /// says why it waits, when that changed.
+    private func giveBack(_ hold: (Int64, Int), reason: String? = nil) {
+        pending.withLock { $0.released.append(Release(id: hold.0, ticket: hold.1, reason: reason)) }
         flushWake.signal()
     }
 
-    private func add(_ result: DeliveryOutcome.Result, _ delivery: ClaimedDelivery, _ ticket: Int, webhooks: [String] = []) {
+    private func add(_ result: DeliveryOutcome.Result, _ delivery: ClaimedDelivery, _ ticket: Int, webhooks: [String] = [], doneWebhook: Bool = false) {
         let count = pending.withLock { pending in
-            pending.outcomes.append((DeliveryOutcome(delivery: delivery, result: result, webhooks: webhooks), ticket))
+            pending.outcomes.append((DeliveryOutcome(delivery: delivery, result: result, webhooks: webhooks, doneWebhook: doneWebhook), ticket))
             return pending.outcomes.count
         }
         if count == 1 || count >= configuration.claimBatch || isStopping { flushWake.signal() }
@@ -276,8 +331,12 @@ final class Dispatcher: Sendable {
                     for outcome in outcomes { count(outcome.0) }
                 }
                 if !released.isEmpty {
-                    try await store.release(worker: worker, ids: released.map(\.0), now: nowMilliseconds)
-                    held.remove(released.map { ($0.0, $0.1) })
+                    // One statement per reason (nearly always one).
+                    for reason in Set(released.map(\.reason)) {
+                        let ids = released.filter { $0.reason == reason }.map(\.id)
+                        try await store.release(worker: worker, ids: ids, reason: reason, now: nowMilliseconds)
+                    }
+                    held.remove(released.map { ($0.id, $0.ticket) })
                     capacity.give(released.count)
                 }
             } catch {
@@ -309,12 +368,28 @@ final class Dispatcher: Sendable {
     }
 
     private func count(_ outcome: DeliveryOutcome) {
+        let app = outcome.delivery.app
         switch outcome.result {
-        case .accepted: metrics.delivery("accepted", reason: nil)
-        case .rejected(_, let reason, _, _): metrics.delivery("rejected", reason: reason)
-        case .retry(_, let reason): metrics.delivery("retry", reason: reason)
-        case .expired(let reason): metrics.delivery("expired", reason: reason)
+        case .accepted: metrics.delivery(app, "accepted", reason: nil)
+        case .rejected(_, let reason, _, _): metrics.delivery(app, "rejected", reason: Self.metricReason(reason))
+        case .retry(_, let reason): metrics.delivery(app, "retry", reason: Self.metricReason(reason))
+        case .expired(let reason): metrics.delivery(app, "expired", reason: Self.metricReason(reason))
         }
+    }
+
+    /// A reason as a metric's label: APNs' reason as it is, else its kind (`connection`,
+    /// `timeout`, `paused`, `expired`, `deleted`, `other`), so that no endpoint or message makes a
+    /// label value of its own.
+    static func metricReason(_ reason: String?) -> String? {
+        guard let reason else { return nil }
+        if !reason.isEmpty, reason.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }) { return reason }
+        if reason.hasPrefix("HTTP ") { return reason }
+        if reason.hasPrefix("cannot connect") { return "connection" }
+        if reason.hasPrefix("no answer in time") || reason.hasPrefix("not sent in time") { return "timeout" }
+        if reason.contains("paused") { return "paused" }
+        if reason.hasPrefix("expired") { return "expired" }
+        if reason.contains("deleted") { return "deleted" }
+        return "other"
     }
 
     /// The queue's depth for the metrics, once a second.
@@ -360,35 +435,47 @@ final class Dispatcher: Sendable {
         let now = nowMilliseconds
         let app: GatewayApp?
         do {
-            app = try await apps.entry(event.app)?.app
+            app = try await apps.definition(event.app)
         } catch {
             // The database did not answer: the event's claim runs out and it is posted later.
             return
         }
         guard let app, let webhook = app.webhook else {
+            metrics.webhook(event.app, "dropped")
+            logger.warning("a webhook event was dropped: its app has no webhook now", metadata: ["app": "\(event.app)", "event": "\(event.id)"])
             await finish(event, sent: false, retryAt: nil, error: "the app has no webhook now", now: now)
             return
         }
         let body = Array(event.body.utf8)
         let signature = WebhookSignature.value(body: body, secret: webhook.secret, timestamp: now / 1000)
         var failure: String?
+        let started = ContinuousClock.now
         do {
             let status = try await poster.post(webhook.url, body: body, headers: [(WebhookSignature.header, signature)], timeout: .seconds(10))
             if !(200..<300).contains(status) { failure = "HTTP \(status)" }
         } catch {
             failure = "\(error)"
         }
+        let latency = (ContinuousClock.now - started).secondsText
         let done = nowMilliseconds
-        if failure == nil {
-            metrics.webhook("sent")
+        guard let failure else {
+            metrics.webhook(event.app, "sent")
             await finish(event, sent: true, retryAt: nil, error: nil, now: done)
-        } else if event.attempts >= Self.webhookAttempts {
-            metrics.webhook("failed")
-            logger.warning("a webhook failed for good", metadata: ["app": "\(event.app)", "error": "\(failure ?? "")"])
+            return
+        }
+        if event.attempts >= Self.webhookAttempts {
+            metrics.webhook(event.app, "failed")
+            logger.error("a webhook event was dropped after its last attempt", metadata: [
+                "app": "\(event.app)", "event": "\(event.id)", "attempt": "\(event.attempts)", "error": "\(failure)", "latency": "\(latency)",
+            ])
             await finish(event, sent: false, retryAt: nil, error: failure, now: done)
         } else {
-            metrics.webhook("retry")
+            metrics.webhook(event.app, "retry")
             let delay = min(Int64(1_000) << Int64(max(event.attempts - 1, 0)), 3_600_000)
+            logger.warning("a webhook attempt failed; it is posted again later", metadata: [
+                "app": "\(event.app)", "event": "\(event.id)", "attempt": "\(event.attempts)", "error": "\(failure)", "latency": "\(latency)",
+                "retry in": "\(Duration.milliseconds(delay).secondsText)",
+            ])
             await finish(event, sent: false, retryAt: done + delay, error: failure, now: done)
         }
     }

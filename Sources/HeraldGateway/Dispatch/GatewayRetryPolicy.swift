@@ -54,9 +54,10 @@ struct GatewayRetryPolicy: Sendable {
             // Never written (no place among the client's requests in flight): nothing is unknown.
             return retry(reason: "not sent in time", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
         case .deadlineExceeded:
-            return retry(reason: "no answer in time", attempts: attempts, expiresAt: expiresAt, now: now, random: random)
+            let why = error.connectionFailure.map { "no answer in time: \($0)" } ?? "no answer in time"
+            return retry(reason: why, attempts: attempts, expiresAt: expiresAt, now: now, random: random)
         case .connectionFailed:
-            return retry(reason: "connection failed", attempts: 1, expiresAt: expiresAt, now: now, random: random)
+            return retry(reason: error.connectionFailure.map { "\($0)" } ?? "connection failed", attempts: 1, expiresAt: expiresAt, now: now, random: random)
         case .refusedByLint, .payloadTooLarge:
             return .rejected(status: nil, reason: reason ?? "refused before sending", unregisteredAt: nil, deadToken: false)
         }

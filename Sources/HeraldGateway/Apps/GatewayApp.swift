@@ -31,6 +31,13 @@ struct GatewayApp: Sendable {
             case accepted = "delivery.accepted"
             case rejected = "delivery.rejected"
             case expired = "delivery.expired"
+            /// The notification's last delivery became final.
+            case jobDone = "job.done"
+            /// APNs refused the app's credentials or server: its sending is paused.
+            case appPaused = "app.paused"
+
+            /// What a webhook gets when it names no events.
+            static let defaults: Set<Event> = [.tokenDead, .appPaused]
         }
 
         var url: String
@@ -136,7 +143,7 @@ struct GatewayApp: Sendable {
             guard let secret = try string("secret", in: node, at: "/webhook"), secret.utf8.count >= 16 else {
                 throw Problem(pointer: "/webhook/secret", message: "expected a secret of at least 16 characters (the HMAC key)")
             }
-            var events: Set<Webhook.Event> = [.tokenDead]
+            var events = Webhook.Event.defaults
             if let list = present("events", in: node) {
                 guard list.kind == .array else { throw Problem(pointer: "/webhook/events", message: "expected an array") }
                 events = []
@@ -150,6 +157,65 @@ struct GatewayApp: Sendable {
             webhook = Webhook(url: url, secret: secret, events: events)
         }
     }
+
+    /// What can be checked without APNs, at registration and at every change: the credentials
+    /// load (a P-256 key; a PKCS#12 file and its password), and a certificate covers the app's
+    /// bundle ID and environment and has not expired at `now`.
+    func check(now: Date) throws(Problem) {
+        _ = try clientConfiguration(requestTimeout: .seconds(30))
+        guard case .certificate(let p12, let password) = credentials else { return }
+        let info: APNsCertificateInfo
+        do {
+            info = try APNsCertificateIdentity(pkcs12: p12, passphrase: password).info
+        } catch {
+            throw Problem(pointer: "/certificate", message: "\(error)")
+        }
+        guard info.allows(topic: bundleID) else {
+            throw Problem(
+                pointer: "/certificate",
+                message: "the certificate's topics are \(info.topicNames.joined(separator: ", ")); the bundle ID \(bundleID) is not among them (a certificate for another app?)")
+        }
+        guard info.environments.contains(environment) else {
+            let has = info.environments.map(\.rawValue).sorted().joined(separator: " and ")
+            throw Problem(pointer: "/environment", message: "the certificate is for \(has.isEmpty ? "no environment" : has), not \(environment.rawValue)")
+        }
+        guard info.notValidAfter > now else {
+            throw Problem(pointer: "/certificate", message: "the certificate expired on \(info.notValidAfter): renew it in the Apple Developer account")
+        }
+    }
+
+    /// `definition` with `patch` applied as a JSON Merge Patch (RFC 7396): members set,
+    /// `null` removes, objects merge. Giving `token` replaces `certificate` and the reverse
+    /// (an app has one kind of credentials).
+    static func merge(_ definition: JSONValue, _ patch: JSONValue) -> JSONValue {
+        var base = definition
+        if case .object(let changes) = patch, case .object(var object) = base {
+            for (given, other) in [("token", "certificate"), ("certificate", "token")] where changes[given].map({ $0.kind != .null }) == true {
+                object.members.removeAll { $0.key == other }
+            }
+            base = .object(object)
+        }
+        return mergeNested(base, patch)
+    }
+
+    private static func mergeNested(_ target: JSONValue, _ patch: JSONValue) -> JSONValue {
+        guard case .object(let changes) = patch else { return patch }
+        var merged = target.objectValue ?? JSONObject()
+        for member in changes.members {
+            let existing = merged.members.firstIndex { $0.key == member.key }
+            if member.value.kind == .null {
+                merged.members.removeAll { $0.key == member.key }
+            } else if let existing {
+                merged.members[existing].value = mergeNested(merged.members[existing].value, member.value)
+            } else {
+                merged.members.append(.init(key: member.key, value: mergeNested(.null, member.value)))
+            }
+        }
+        return .object(merged)
+    }
+
+    /// The stored definition as a value (secrets included).
+    var storedValue: JSONValue { value(includingSecrets: true) }
 
     /// The client configuration the app sends with (its credentials checked).
     func clientConfiguration(requestTimeout: Duration) throws(Problem) -> APNsClientConfiguration {

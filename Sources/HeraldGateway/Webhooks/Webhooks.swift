@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldHTTPAPI
 import HeraldJSON
 import NIOCore
 import NIOHTTP1
@@ -21,41 +22,66 @@ enum WebhookSignature {
     }
 }
 
-/// The events a delivery's outcome raises for its app's webhook.
+/// The webhook events' bodies: one JSON object each, `{"id", "type", "app", "at", …}` with the
+/// type's members, and the submission's `metadata` (the sender's own ids) on every event about a
+/// notification or its deliveries.
 enum WebhookEvents {
-    static func bodies(for outcome: DeliveryOutcome.Result, delivery: ClaimedDelivery, webhook: GatewayApp.Webhook?, now: Int64) -> [String] {
+    /// The events a delivery's outcome raises for its app's webhook.
+    static func bodies(
+        for outcome: DeliveryOutcome.Result, delivery: ClaimedDelivery, metadata: String?, webhook: GatewayApp.Webhook?, now: Int64
+    ) -> [String] {
         guard let webhook else { return [] }
-        var events: [(GatewayApp.Webhook.Event, [String: JSONValue])] = []
+        var events: [(GatewayApp.Webhook.Event, [(String, JSONValue)])] = []
         switch outcome {
         case .accepted(let status):
-            events.append((.accepted, ["status": .number(JSONNumber(status))]))
+            events.append((.accepted, [("status", .number(JSONNumber(status)))]))
         case .rejected(let status, let reason, let unregisteredAt, let dead):
-            let details: [String: JSONValue] = [
-                "status": status.map { .number(JSONNumber($0)) } ?? .null, "reason": reason.map { .string($0) } ?? .null,
-                "unregisteredAt": unregisteredAt.map { .number(JSONNumber($0)) } ?? .null,
+            let details: [(String, JSONValue)] = [
+                ("status", status.map { .number(JSONNumber($0)) } ?? .null), ("reason", reason.map { .string($0) } ?? .null),
+                ("unregisteredAt", APITime.json(unregisteredAt)),
             ]
             events.append((.rejected, details))
             if dead { events.append((.tokenDead, details)) }
         case .expired(let reason):
-            events.append((.expired, ["reason": reason.map { .string($0) } ?? .null]))
+            events.append((.expired, [("reason", reason.map { .string($0) } ?? .null)]))
         case .retry:
             break
         }
         return events.filter { webhook.events.contains($0.0) }.map { event, details in
-            var object = JSONObject()
-            func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
-            add("id", .string(UUID().uuidString.lowercased()))
-            add("type", .string(event.rawValue))
-            add("app", .string(delivery.app))
-            add("job", .string(delivery.job))
-            add("token", .string(delivery.token))
-            add("apnsId", .string(delivery.apnsID))
-            add("at", .number(JSONNumber(now)))
-            for key in details.keys.sorted() { add(key, details[key]!) }
-            var writer = JSONWriter(output: JSONBytes())
-            writer.value(.object(object))
-            return String(decoding: writer.output.bytes, as: UTF8.self)
+            body(event, app: delivery.app, now: now, [
+                ("job", .string(delivery.job)), ("token", .string(delivery.token)), ("apnsId", .string(delivery.apnsID)),
+            ] + details + [("metadata", metadataValue(metadata))])
         }
+    }
+
+    /// `job.done`: the notification's last delivery became final; its counts by state.
+    static func jobDone(app: String, job: String, metadata: String?, counts: [DeliveryState: Int], now: Int64) -> String {
+        var byState = JSONObject()
+        for state in DeliveryState.allCases { byState.members.append(.init(key: state.rawValue, value: .number(JSONNumber(counts[state] ?? 0)))) }
+        return body(.jobDone, app: app, now: now, [("job", .string(job)), ("counts", .object(byState)), ("metadata", metadataValue(metadata))])
+    }
+
+    /// `app.paused`: APNs refused the app's credentials or server; its deliveries wait.
+    static func appPaused(app: String, reason: String, advice: String, now: Int64) -> String {
+        body(.appPaused, app: app, now: now, [("reason", .string(reason)), ("advice", .string(advice))])
+    }
+
+    /// The metadata as stored (a JSON object's text), or `null`.
+    static func metadataValue(_ text: String?) -> JSONValue {
+        guard let text, let document = try? JSONDocument(parsing: Array(text.utf8)) else { return .null }
+        return document.root.value
+    }
+
+    private static func body(_ event: GatewayApp.Webhook.Event, app: String, now: Int64, _ members: [(String, JSONValue)]) -> String {
+        var object = JSONObject()
+        object.members.append(.init(key: "id", value: .string(UUID().uuidString.lowercased())))
+        object.members.append(.init(key: "type", value: .string(event.rawValue)))
+        object.members.append(.init(key: "app", value: .string(app)))
+        object.members.append(.init(key: "at", value: APITime.json(now)))
+        for (key, value) in members { object.members.append(.init(key: key, value: value)) }
+        var writer = JSONWriter(output: JSONBytes())
+        writer.value(.object(object))
+        return String(decoding: writer.output.bytes, as: UTF8.self)
     }
 }
 

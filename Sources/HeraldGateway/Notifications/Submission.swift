@@ -29,6 +29,12 @@ struct Submission: Sendable {
     var findings: [LintDiagnostic]
     /// SHA-256 of the request in its compact form: what an idempotency key is checked against.
     var requestHash: String
+    /// The sender's own JSON object (its compact text), given back with the job, its
+    /// deliveries and its webhook events.
+    var metadata: String?
+
+    /// The most bytes `metadata` may take, compact.
+    static let maximumMetadataBytes = 1_024
 
     /// A request the API cannot take: its status, and what is wrong where.
     struct Refusal: Error, CustomStringConvertible {
@@ -112,6 +118,15 @@ struct Submission: Sendable {
             headers.expiration = expiration
         }
         self.headers = headers
+        if let node = root["metadata"] {
+            guard node.kind == .object else { throw Refusal(status: 400, message: "expected a JSON object of your own ids (at most 1 KB)", pointer: "/metadata") }
+            var writer = JSONWriter(output: JSONBytes())
+            writer.value(node.value)
+            guard writer.output.bytes.count <= Self.maximumMetadataBytes else {
+                throw Refusal(status: 400, message: "\(writer.output.bytes.count) bytes; metadata is at most \(Self.maximumMetadataBytes) bytes (compact JSON)", pointer: "/metadata")
+            }
+            metadata = String(decoding: writer.output.bytes, as: UTF8.self)
+        }
 
         switch (root["tokens"], root["audience"]) {
         case (let list?, nil):
@@ -167,7 +182,7 @@ struct Submission: Sendable {
         requestHash = SHA256.hash(data: canonical.output.bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    static let keys: Set<String> = ["payload", "pushType", "priority", "topic", "collapseId", "expiration", "tokens", "audience"]
+    static let keys: Set<String> = ["payload", "pushType", "priority", "topic", "collapseId", "expiration", "tokens", "audience", "metadata"]
 
     /// When retrying stops, in Unix milliseconds: the notification's expiration (0: the first
     /// attempt only), else `window` after `now`. Saturating: an expiration of 2^63-1 seconds (the

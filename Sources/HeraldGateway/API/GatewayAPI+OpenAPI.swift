@@ -21,6 +21,8 @@ extension GatewayAPI {
         let tag: JSONValue = ["type": "string", "pattern": "^[^,]+$"]
         let appID: JSONValue = ["type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"]
         let integer: JSONValue = ["type": "integer"]
+        let time: JSONValue = ["type": "string", "format": "date-time", "description": "RFC 3339, UTC, milliseconds: 2026-11-27T12:40:54.123Z"]
+        let nullableTime: JSONValue = ["type": ["string", "null"], "format": "date-time", "description": "RFC 3339, UTC, milliseconds"]
         let app = parameter("app", in: "path", string, "The app's id")
         let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
         func object(_ properties: [(String, JSONValue)], required: [String] = [], closed: Bool = false) -> JSONValue {
@@ -57,14 +59,30 @@ extension GatewayAPI {
                 "post": authenticated(OpenAPI.operation(
                     "Register an app with its credentials (administrators)", body: body(ref("AppDefinition")),
                     responses: [
-                        "201": json("The app, credentials hidden", ref("App")), "400": error, "409": error,
-                        "422": json("The credentials cannot be used (not a P-256 key, not a PKCS#12 file, a wrong password)", ref("Error")),
+                        "201": json("The app, credentials hidden", ref("App")), "400": error, "409": json("An app has this id: change it with PATCH", ref("Error")),
+                        "422": json("The credentials cannot be used (not a P-256 key, not a PKCS#12 file, a wrong password, a certificate for another app, environment, or expired)", ref("Error")),
                     ])),
                 "get": authenticated(OpenAPI.operation("The apps the key may use", responses: ["200": json("Apps", object([("apps", ["type": "array", "items": ref("App")])]))])),
             ],
             "/v1/apps/{app}": [
-                "get": authenticated(OpenAPI.operation("An app, credentials hidden", parameters: [app], responses: ["200": json("The app", ref("App")), "404": error])),
-                "delete": authenticated(OpenAPI.operation("Delete an app with its devices, notifications and outcomes (administrators)", parameters: [app], responses: ["204": done, "404": error])),
+                "get": authenticated(OpenAPI.operation("An app, credentials hidden, and whether it sends or is paused", parameters: [app], responses: ["200": json("The app", ref("App")), "404": error])),
+                "patch": authenticated(OpenAPI.operation(
+                    "Change an app in place (administrators): a JSON Merge Patch of its definition (null removes a member; token replaces certificate and the reverse), checked as at registration; devices, notifications and history stay. Changing credentials, environment, server or bundleId resumes a paused app",
+                    parameters: [app], body: body(ref("AppPatch")),
+                    responses: [
+                        "200": json("The app as changed", ref("App")), "400": error, "404": error,
+                        "422": json("The credentials cannot be used", ref("Error")),
+                    ])),
+                "delete": authenticated(OpenAPI.operation(
+                    "Delete an app with its devices, notifications and outcomes (administrators), at once: sends under way finish", parameters: [app],
+                    responses: ["200": json("What was removed", object([("deleted", object([
+                        ("app", string), ("devices", integer), ("notifications", integer), ("deliveries", integer), ("webhookEvents", integer),
+                    ]))])), "404": error])),
+            ],
+            "/v1/apps/{app}/resume": [
+                "post": authenticated(OpenAPI.operation(
+                    "Resume a paused app's sending without changing it (administrators), when what APNs refused was fixed elsewhere (the clock, Apple's account)",
+                    parameters: [app], responses: ["200": json("The app", ref("App")), "404": error])),
             ],
             "/v1/keys": [
                 "post": authenticated(OpenAPI.operation(
@@ -81,7 +99,12 @@ extension GatewayAPI {
             "/v1/apps/{app}/devices": [
                 "post": authenticated(OpenAPI.operation(
                     "Register device tokens (a dead token registered again is active again), with tags for audiences",
-                    parameters: [app], body: body(object([("tokens", tokens), ("tags", ["type": "array", "items": tag])], required: ["tokens"])),
+                    parameters: [app], body: body(object([
+                        ("tokens", tokens),
+                        ("tags", ["type": "array", "items": tag, "description": "Replaces the devices' tags (omit it to keep them)"]),
+                        ("addTags", ["type": "array", "items": tag, "description": "Tags added to the devices'"]),
+                        ("removeTags", ["type": "array", "items": tag, "description": "Tags removed from the devices'"]),
+                    ], required: ["tokens"], closed: true)),
                     responses: ["200": json("How many", object([("registered", integer)])), "400": error, "404": error])),
                 "get": authenticated(OpenAPI.operation(
                     "Registered devices in token order",
@@ -94,13 +117,24 @@ extension GatewayAPI {
                     "Forget a device", parameters: [app, parameter("token", in: "path", string, "The device token")], responses: ["204": done, "400": error, "404": error])),
             ],
             "/v1/apps/{app}/notifications": [
+                "get": authenticated(OpenAPI.operation(
+                    "The app's notifications, newest first, without counts (GET one for them); pages stay whole while submissions arrive",
+                    parameters: [
+                        app, parameter("status", ["type": "string", "enum": ["sending", "done"]], "Only those still sending, or done"),
+                        parameter("from", ["type": "string", "format": "date-time"], "Only those created at or after this time (RFC 3339)"),
+                        parameter("until", ["type": "string", "format": "date-time"], "Only those created before this time (RFC 3339)"),
+                        parameter("before", string, "The \"next\" of the page before"),
+                        parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 100)"),
+                    ],
+                    responses: ["200": json("Notifications", object([("notifications", ["type": "array", "items": ref("Notification")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
                 "post": authenticated(OpenAPI.operation(
                     "Submit a notification for devices; acknowledged once stored. Refused, with the lint findings, when APNs would reject it",
                     parameters: [app, parameter("Idempotency-Key", in: "header", ["type": "string", "minLength": 1, "maxLength": 255], "Makes a retried submission a no-op: the same key and body answer the first notification")],
                     body: body(ref("Submission")),
                     responses: [
                         "202": json("Queued", ref("Notification")), "200": json("Already submitted with this Idempotency-Key", ref("Notification")),
-                        "400": error, "404": error, "409": error, "413": error, "422": json("APNs would reject it (with the findings)", ref("Error")),
+                        "400": error, "404": error, "409": error, "413": error,
+                        "422": json("The payload has lint errors (what APNs rejects, and what the device would ignore or misread), with the findings; or its expiration is past", ref("Error")),
                     ])),
             ],
             "/v1/apps/{app}/notifications/{id}": [
@@ -114,7 +148,10 @@ extension GatewayAPI {
                     parameters: [app, parameter("id", in: "path", string, "The notification's id"),
                                  parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
                                  parameter("after", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807], "The delivery id to continue after (paging)"), limit],
-                    responses: ["200": json("Deliveries", object([("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]])])), "400": error, "404": error])),
+                    responses: ["200": json("Deliveries", object([
+                        ("metadata", ["type": ["object", "null"], "description": "The submission's metadata"]),
+                        ("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]]),
+                    ])), "400": error, "404": error])),
             ],
         ]
         let nullableString: JSONValue = ["type": ["string", "null"]]
@@ -146,28 +183,40 @@ extension GatewayAPI {
                         ("rateLimit", ["type": "integer", "minimum": 1, "maximum": 1_000_000]), ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000]),
                         ("webhook", object([
                             ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
-                            ("events", ["type": "array", "items": ["type": "string", "enum": ["token.dead", "delivery.accepted", "delivery.rejected", "delivery.expired"]]]),
+                            ("events", ["type": "array", "items": ["type": "string", "enum": .array(GatewayApp.Webhook.Event.allCases.map { .string($0.rawValue) })],
+                                        "description": "Default: token.dead and app.paused"]),
                         ], required: ["url", "secret"])),
                     ], required: ["bundleId"])),
-                    "App": ["type": "object", "description": "An app as registered, with its key, certificate and webhook secret hidden"],
-                    "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", integer)], required: ["id", "name"]),
-                    "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableInteger), ("updatedAt", integer)]),
+                    "AppPatch": ["type": "object", "description": "The members of an AppDefinition to change; null removes an optional one (server, rateLimit, webhook)"],
+                    "App": object([
+                        ("id", string), ("bundleId", string), ("environment", string), ("state", ["type": "string", "enum": ["active", "paused"]]),
+                        ("paused", ["type": ["object", "null"], "properties": ["since": time, "reason": string, "advice": string], "description": "Why APNs' answers paused the app, and what to do"]),
+                        ("createdAt", time), ("updatedAt", time),
+                    ], required: ["id", "bundleId", "environment", "state", "createdAt", "updatedAt"]),
+                    "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", time)], required: ["id", "name"]),
+                    "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableTime), ("updatedAt", time)]),
                     "Submission": adding("oneOf", [["required": ["tokens"]], ["required": ["audience"]]], to: object([
                         ("payload", ["type": "object"]), ("pushType", ["type": "string", "enum": .array(PushType.allCases.map { .string($0.rawValue) })]),
                         ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", nonEmpty),
                         ("collapseId", ["type": "string", "minLength": 1, "maxLength": 64, "description": "1 to 64 bytes of UTF-8"]),
                         ("expiration", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807, "description": "Unix seconds; 0: try once"]),
                         ("tokens", tokens), ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", tag)], required: ["tag"])]]),
+                        ("metadata", ["type": "object", "description": "Your own ids (at most 1 KB of compact JSON), given back with the notification, its deliveries and its webhook events"]),
                     ], required: ["payload"], closed: true)),
                     "Notification": object([
                         ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),
-                        ("counts", ["type": "object", "additionalProperties": integer]), ("headers", ["type": "object"]), ("createdAt", integer),
-                        ("retryUntil", integer), ("findings", ["type": "array", "items": ref("Finding")]),
-                    ], required: ["id", "app", "status", "tokens", "counts"]),
+                        ("pending", ["type": "integer", "description": "Deliveries not final yet"]),
+                        ("counts", ["type": "object", "additionalProperties": integer, "description": "Deliveries by state (not in a listing)"]),
+                        ("headers", object([
+                            ("pushType", string), ("priority", integer), ("topic", string), ("collapseId", string), ("expiration", integer),
+                        ])),
+                        ("createdAt", time), ("finishedAt", nullableTime), ("retryUntil", time), ("metadata", ["type": ["object", "null"]]),
+                        ("findings", ["type": "array", "items": ref("Finding")]),
+                    ], required: ["id", "app", "status", "tokens", "pending", "createdAt"]),
                     "Delivery": object([
                         ("id", integer), ("token", string), ("apnsId", string),
                         ("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]]),
-                        ("attempts", integer), ("status", nullableInteger), ("reason", nullableString), ("unregisteredAt", nullableInteger), ("updatedAt", integer),
+                        ("attempts", integer), ("status", nullableInteger), ("reason", nullableString), ("unregisteredAt", nullableTime), ("updatedAt", time),
                     ]),
                 ],
             ],

@@ -1,0 +1,45 @@
+import HeraldClient
+import Synchronization
+
+/// Jobs' requests (headers and payload, immutable), fetched once and kept for the newest
+/// thousand jobs. A fetch the database could not answer throws and is not kept.
+final class JobCache: Sendable {
+    struct Content: Sendable {
+        var request: APNsRequest
+        var expiresAt: Int64
+        /// The sender's metadata (a JSON object's text), for webhooks.
+        var metadata: String?
+    }
+
+    private let store: any GatewayStore
+    private let entries = Mutex<(tasks: [String: Task<Content?, any Error>], order: [String])>(([:], []))
+
+    init(store: any GatewayStore) { self.store = store }
+
+    /// The job's request, or `nil` when the database has no such job (deleted with its app).
+    func content(_ id: String) async throws -> Content? {
+        let task = entries.withLock { entries in
+            if let task = entries.tasks[id] { return task }
+            let task = Task { [store] () throws -> Content? in
+                guard let job = try await store.jobContent(id: id) else { return nil }
+                return Content(
+                    request: APNsRequest(headers: Submission.headers(fromJSON: job.headers), body: job.payload), expiresAt: job.expiresAt, metadata: job.metadata)
+            }
+            entries.tasks[id] = task
+            entries.order.append(id)
+            if entries.order.count > 1_000 { entries.tasks[entries.order.removeFirst()] = nil }
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            entries.withLock { entries in
+                if entries.tasks[id] == task {
+                    entries.tasks[id] = nil
+                    entries.order.removeAll { $0 == id }
+                }
+            }
+            throw error
+        }
+    }
+}
