@@ -37,6 +37,12 @@ public struct GatewayConfiguration: Sendable {
     public var retryWindow: Duration = .seconds(24 * 3600)
     /// Backoff between a delivery's attempts.
     var retry = GatewayRetryPolicy()
+    /// How long finished notifications (with their deliveries) and delivered webhook events
+    /// are kept (``Retention``); `nil` keeps them for ever. Devices and what still waits are
+    /// never pruned.
+    public var retention: Duration? = .seconds(30 * 86_400)
+    /// Rows deleted per retention batch (each its own short transaction).
+    public var retentionBatch: Int = 1_000
     /// How often an idle worker looks for due deliveries.
     public var pollInterval: Duration = .milliseconds(200)
     /// Outcomes are written at least this often (in batches).
@@ -91,5 +97,7 @@ public struct GatewayConfiguration: Sendable {
         try check(retryWindow > .zero && retryWindow <= .seconds(366 * 86_400), "retryWindow", "above zero, at most a year")
         try check(shutdownGracePeriod >= .zero && shutdownGracePeriod <= .seconds(3_600), "shutdownGracePeriod", "from zero to an hour")
         try check(pollInterval > .zero && flushInterval > .zero, "pollInterval", "pollInterval and flushInterval are above zero")
+        if let retention { try check(retention > .zero, "retention", "above zero (nil keeps everything)") }
+        try check(retentionBatch >= 1, "retentionBatch", "at least 1")
     }
 }

@@ -64,7 +64,10 @@ struct ConnectionState: Sendable {
 /// MockCore+Pushes.swift, MockCore+Channels.swift). Change one, change the other.
 final class MockCore: Sendable {
     let configuration: MockConfiguration
-    let verifier: ProviderTokenVerifier
+    /// The provider keys signatures are checked against (replaced by
+    /// ``MockAPNsServer/replaceProviderKeys(_:)``, as Apple's account revokes and adds keys).
+    private let verifierState: Mutex<ProviderTokenVerifier>
+    var verifier: ProviderTokenVerifier { verifierState.withLock { $0 } }
     let linter = Linter()
     /// The newest records in memory: what the embedding API reads, whatever else keeps them.
     let store: MemoryRecordStore
@@ -87,11 +90,11 @@ final class MockCore: Sendable {
 
     init(configuration: MockConfiguration) {
         self.configuration = configuration
-        verifier = ProviderTokenVerifier(
+        verifierState = Mutex(ProviderTokenVerifier(
             keys: configuration.keys,
             options: .init(
                 acceptsStringIssuedAt: configuration.leniency.acceptsStringIssuedAt,
-                acceptsFractionalIssuedAt: configuration.leniency.acceptsFractionalIssuedAt))
+                acceptsFractionalIssuedAt: configuration.leniency.acceptsFractionalIssuedAt)))
         store = MemoryRecordStore(retention: RecordRetention(count: configuration.storeCapacity))
         renderer = NotificationRenderer(bundle: configuration.localization, preferredLanguages: configuration.languages)
         devices = DeviceRegistry(capacity: 10_000, renderer: renderer)
@@ -225,6 +228,11 @@ final class MockCore: Sendable {
             connection.streamsRaised = true
             plan.raiseStreams = true
         }
+    }
+
+    /// Checks new provider tokens against `keys` from now on.
+    func replaceKeys(_ keys: [ProviderPublicKey]) {
+        verifierState.withLock { $0 = ProviderTokenVerifier(keys: keys, options: $0.options) }
     }
 
     /// New request ids continue after `id` (the highest a database holds).

@@ -375,6 +375,14 @@ public final class MockAPNsServer: Service, Sendable {
             .configure(channel)
     }
 
+    /// Checks provider tokens against `keys` from now on, as when a key is revoked or added in
+    /// Apple's developer account: a token verified on a connection before stays accepted on
+    /// that connection (APNs verifies a token once per connection), a new token or connection
+    /// meets the new keys. An empty list accepts any well-formed token unverified.
+    public func replaceProviderKeys(_ keys: [ProviderPublicKey]) {
+        core.replaceKeys(keys)
+    }
+
     /// Adds a fault rule; returns its id.
     @discardableResult
     public func addFault(_ rule: FaultRule) -> Int {

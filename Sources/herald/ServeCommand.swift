@@ -96,6 +96,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds SIGTERM may take to stop: sends under way end and are recorded, the rest given back.", valueName: "SECONDS"))
     var grace: Double = 30
 
+    @Option(name: .customLong("retain-days"), help: ArgumentHelp("Days finished notifications (with their outcomes) and delivered webhook events are kept; 0 keeps them for ever. Devices are always kept.", valueName: "DAYS"))
+    var retainDays: Double = 30
+
     @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")
     var apiOnly = false
 
@@ -120,6 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...3_600).contains(grace) else { throw ValidationError("--grace is seconds from 0 to 3600") }
         guard retryWindow > 0, retryWindow <= 8_760 else { throw ValidationError("--retry-window is a number of hours above 0, at most 8760 (a year)") }
         guard Logger.Level(rawValue: log) != nil else { throw ValidationError("--log is trace, debug, info, notice, warning or error") }
+        guard retainDays >= 0, retainDays <= 36_500 else { throw ValidationError("--retain-days is a number of days from 0 (keep for ever) to 36500") }
     }
 
     func run() async throws {
@@ -134,6 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.runsWorkers = !apiOnly
         configuration.shutdownGracePeriod = .milliseconds(Int64(grace * 1000))
         configuration.makesNewAdminKey = newAdminKey
+        configuration.retention = retainDays == 0 ? nil : .milliseconds(Int64(retainDays * 86_400_000))
         var logger = Logger(label: "herald.gateway")
         logger.logLevel = Logger.Level(rawValue: log) ?? .info
         configuration.logger = logger

@@ -80,14 +80,20 @@ struct GatewayHarness {
     }
 
     /// The app definition that sends to this harness's mock with its registered key.
-    func appDefinition(id: String? = nil, extra: String = "") -> String {
+    func appDefinition(id: String? = nil, extra: String = "", key signingKey: ProviderSigningKey? = nil, trustsMock: Bool = true) -> String {
         let pem = (mock.trustRootPEM ?? "").replacingOccurrences(of: "\n", with: "\\n")
-        let keyPEM = key.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
+        let used = signingKey ?? key
         return """
             {\(id.map { "\"id\":\"\($0)\"," } ?? "")"bundleId":"\(Self.bundleID)","environment":"sandbox",
-             "server":{"host":"127.0.0.1","port":\(mock.port),"caCertificate":"\(pem)"},
-             "token":{"key":"\(keyPEM)","keyId":"\(Self.keyID)","teamId":"\(Self.teamID)"}\(extra)}
+             "server":{"host":"127.0.0.1","port":\(mock.port)\(trustsMock ? ",\"caCertificate\":\"\(pem)\"" : "")},
+             "token":\(Self.tokenJSON(used))\(extra)}
             """
+    }
+
+    /// `{"key", "keyId", "teamId"}` of a signing key, as an app definition gives it.
+    static func tokenJSON(_ key: ProviderSigningKey) -> String {
+        let keyPEM = key.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
+        return #"{"key":"\#(keyPEM)","keyId":"\#(key.keyID)","teamId":"\#(key.teamID)"}"#
     }
 
     /// Registers the app (as the administrator).

@@ -63,7 +63,8 @@ extension GatewayAPI {
                 app = try GatewayApp(json: mergedDocument.root)
                 try app.check(now: server.configuration.now())
             } catch {
-                return Self.error(error.pointer.hasPrefix("/token") || error.pointer.hasPrefix("/certificate") ? .unprocessableContent : .badRequest, error.message, pointer: error.pointer)
+                // The patch is well-formed; the app it makes is not one that can be sent for.
+                return Self.error(.unprocessableContent, error.message, pointer: error.pointer)
             }
             let fixes = ["token", "certificate", "environment", "server", "bundleId"].contains { patch[$0] != nil }
             guard let updated = try await server.store.updateApp(id: id, definition: app.storedJSON, resume: fixes, now: server.nowMilliseconds) else {

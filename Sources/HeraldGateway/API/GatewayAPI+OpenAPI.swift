@@ -43,11 +43,49 @@ extension GatewayAPI {
             var responses = operation["responses"]?.objectValue ?? JSONObject()
             responses.members.append(.init(key: "401", value: error))
             responses.members.append(.init(key: "403", value: error))
+            responses.members.append(.init(key: "503", value: OpenAPI.jsonResponse(
+                "The database is unreachable, or its disk is full: nothing was changed; try again after Retry-After seconds", ref("Error"))))
             operation.members.removeAll { $0.key == "responses" }
             operation.members.append(.init(key: "responses", value: .object(responses)))
             return .object(operation)
         }
         let tokens: JSONValue = ["type": "array", "items": ["type": "string", "pattern": "^([0-9a-fA-F]{2}){32,100}$"], "minItems": 1]
+        // An app's definition; as a patch, every member optional (nested ones too: a patch merges)
+        // and the optional ones nullable (null removes), without the id.
+        func appSchema(patch: Bool) -> JSONValue {
+            func orNull(_ schema: JSONValue) -> JSONValue {
+                guard patch, var members = schema.objectValue, let type = members["type"] else { return schema }
+                members.members.removeAll { $0.key == "type" }
+                members.members.insert(.init(key: "type", value: .array((type.arrayValue ?? [type]) + ["null"])), at: 0)
+                return .object(members)
+            }
+            func required(_ names: [String]) -> [String] { patch ? [] : names }
+            var members: [(String, JSONValue)] = patch ? [] : [("id", appID)]
+            members += [
+                ("bundleId", ["type": "string", "pattern": "^[A-Za-z0-9.-]{1,128}$", "description": "Letters, digits, hyphens and periods"]),
+                ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
+                ("server", orNull(object([
+                    ("host", nonEmpty), ("port", ["type": "integer", "minimum": 1, "maximum": 65535]),
+                    ("caCertificate", orNull(["type": "string", "pattern": "-----BEGIN CERTIFICATE-----", "description": "A CA to trust besides the system's, as PEM text (a herald mock's)"])),
+                    ("plaintext", ["type": "boolean", "description": "HTTP/2 without TLS, for herald mock --plaintext"]),
+                ], required: required(["host", "port"]), closed: true))),
+                ("token", object([
+                    ("key", ["type": "string", "description": "The .p8 file's text (a PEM P-256 private key)"]),
+                    ("keyId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]), ("teamId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]),
+                ], required: required(["key", "keyId", "teamId"]), closed: true)),
+                ("certificate", object([
+                    ("p12", ["type": "string", "contentEncoding": "base64", "pattern": "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"]), ("password", string),
+                ], required: required(["p12"]), closed: true)),
+                ("rateLimit", orNull(["type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "Sends per second at most, per gateway process"])),
+                ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000, "description": "Requests in flight at most, per gateway process (default 1000)"]),
+                ("webhook", orNull(object([
+                    ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
+                    ("events", ["type": "array", "items": ["type": "string", "enum": .array(GatewayApp.Webhook.Event.allCases.map { .string($0.rawValue) })],
+                                "description": "Default: token.dead and app.paused"]),
+                ], required: required(["url", "secret"]), closed: true))),
+            ]
+            return object(members, required: required(["bundleId"]), closed: true)
+        }
         let paths: JSONValue = [
             "/healthz": ["get": OpenAPI.operation("Alive, and Herald's version", responses: ["200": json("Alive", object([("status", string), ("version", string)]))])],
             "/readyz": ["get": OpenAPI.operation("Ready: the database answers and the process takes requests", responses: [
@@ -87,7 +125,7 @@ extension GatewayAPI {
             "/v1/keys": [
                 "post": authenticated(OpenAPI.operation(
                     "Make an API key, for every app (no apps) or for some (administrators)",
-                    body: body(object([("name", nonEmpty), ("apps", ["type": "array", "items": appID, "minItems": 1])], required: ["name"])),
+                    body: body(object([("name", nonEmpty), ("apps", ["type": "array", "items": appID, "minItems": 1])], required: ["name"], closed: true)),
                     responses: ["201": json("The key: shown once", ref("Key")), "400": error])),
                 "get": authenticated(OpenAPI.operation("The keys (never their secrets)", responses: ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))])),
             ],
@@ -123,7 +161,7 @@ extension GatewayAPI {
                         app, parameter("status", ["type": "string", "enum": ["sending", "done"]], "Only those still sending, or done"),
                         parameter("from", ["type": "string", "format": "date-time"], "Only those created at or after this time (RFC 3339)"),
                         parameter("until", ["type": "string", "format": "date-time"], "Only those created before this time (RFC 3339)"),
-                        parameter("before", string, "The \"next\" of the page before"),
+                        parameter("before", ["type": "string", "pattern": "^-?[0-9]{1,18}\\..+$"], "The \"next\" of the page before"),
                         parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 100)"),
                     ],
                     responses: ["200": json("Notifications", object([("notifications", ["type": "array", "items": ref("Notification")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
@@ -169,25 +207,8 @@ extension GatewayAPI {
                         ("database", ["type": "string", "description": "Why the database cannot be used now (503)"]),
                     ]),
                     "Finding": object([("rule", string), ("severity", string), ("message", string), ("pointer", nullableString), ("line", nullableInteger), ("column", nullableInteger)]),
-                    "AppDefinition": adding("anyOf", [["required": ["token"]], ["required": ["certificate"]]], to: object([
-                        ("id", appID), ("bundleId", ["type": "string", "pattern": "^[A-Za-z0-9.-]{1,128}$", "description": "Letters, digits, hyphens and periods"]), ("environment", ["type": "string", "enum": ["sandbox", "production"]]),
-                        ("server", object([
-                            ("host", nonEmpty), ("port", ["type": "integer", "minimum": 1, "maximum": 65535]),
-                            ("caCertificate", ["type": "string", "pattern": "-----BEGIN CERTIFICATE-----", "description": "A PEM certificate"]), ("plaintext", ["type": "boolean"]),
-                        ], required: ["host", "port"])),
-                        ("token", object([
-                            ("key", ["type": "string", "description": "The .p8 file's text (a PEM P-256 private key)"]),
-                            ("keyId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]), ("teamId", ["type": "string", "pattern": "^[A-Z0-9]{10}$"]),
-                        ], required: ["key", "keyId", "teamId"])),
-                        ("certificate", object([("p12", ["type": "string", "contentEncoding": "base64", "pattern": "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"]), ("password", string)], required: ["p12"])),
-                        ("rateLimit", ["type": "integer", "minimum": 1, "maximum": 1_000_000]), ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000]),
-                        ("webhook", object([
-                            ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
-                            ("events", ["type": "array", "items": ["type": "string", "enum": .array(GatewayApp.Webhook.Event.allCases.map { .string($0.rawValue) })],
-                                        "description": "Default: token.dead and app.paused"]),
-                        ], required: ["url", "secret"])),
-                    ], required: ["bundleId"])),
-                    "AppPatch": ["type": "object", "description": "The members of an AppDefinition to change; null removes an optional one (server, rateLimit, webhook)"],
+                    "AppDefinition": adding("anyOf", [["required": ["token"]], ["required": ["certificate"]]], to: appSchema(patch: false)),
+                    "AppPatch": appSchema(patch: true),
                     "App": object([
                         ("id", string), ("bundleId", string), ("environment", string), ("state", ["type": "string", "enum": ["active", "paused"]]),
                         ("paused", ["type": ["object", "null"], "properties": ["since": time, "reason": string, "advice": string], "description": "Why APNs' answers paused the app, and what to do"]),

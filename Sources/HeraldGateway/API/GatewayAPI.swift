@@ -44,7 +44,7 @@ struct GatewayAPI {
         // it is known to be down).
         router.get("/readyz") { _, _ in
             guard server.isAccepting else { return Self.error(.serviceUnavailable, "not taking requests (starting or stopping)") }
-            if let down = server.store.health.unavailable { return Self.unavailable(down) }
+            if let down = server.store.health.unavailable ?? server.store.health.full { return Self.unavailable(down) }
             do {
                 try await server.store.ping()
                 return Self.json(["status": "ready"])

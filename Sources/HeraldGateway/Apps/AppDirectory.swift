@@ -21,8 +21,11 @@ final class AppDirectory: Sendable {
         var limiter: RateLimiter?
         /// The row's version this entry was made from.
         var updatedAt: Int64
+        /// Whether its deliveries may go to the client now (paused, proven).
+        var gate: AppGate
+
         /// Why the app is paused, when it is.
-        var pausedReason: String?
+        var pausedReason: String? { gate.pausedReason }
 
         /// Whether the app's webhook wants `job.done`.
         var wantsJobDone: Bool { app.webhook?.events.contains(.jobDone) ?? false }
@@ -33,8 +36,8 @@ final class AppDirectory: Sendable {
         /// The database has no such app (it was deleted).
         case deleted
         /// The app is there but cannot be sent for (why): its definition no longer reads, or
-        /// its credentials cannot be loaded.
-        case unusable(GatewayApp?, String)
+        /// its credentials cannot be loaded; the row's version.
+        case unusable(GatewayApp?, String, version: Int64)
     }
 
     /// How long a kept entry is used before the app's row is read again (a change made by
@@ -103,7 +106,7 @@ final class AppDirectory: Sendable {
                 entries[id] = Cached(task: makeEntry(id, replacing: entry.client, stored: stored), checkedAt: .now)
             }
         } else if stored.pausedReason != entry.pausedReason {
-            setPaused(id, reason: stored.pausedReason)
+            entry.gate.setPaused(stored.pausedReason)
         }
     }
 
@@ -120,7 +123,7 @@ final class AppDirectory: Sendable {
                 let document = try JSONDocument(parsing: Array(stored.definition.utf8))
                 app = try GatewayApp(json: document.root)
             } catch {
-                return .unusable(nil, "the stored definition does not read: \(error)")
+                return .unusable(nil, "the stored definition does not read: \(error)", version: stored.updatedAt)
             }
             do {
                 var configuration = try app.clientConfiguration(requestTimeout: requestTimeout)
@@ -131,25 +134,19 @@ final class AppDirectory: Sendable {
                 configuration.metricsPrefix = "herald_gateway_apns"
                 let client = try APNsClient(configuration: configuration)
                 return .found(Entry(
-                    app: app, client: client, limiter: app.rateLimit.map(RateLimiter.init), updatedAt: stored.updatedAt, pausedReason: stored.pausedReason))
+                    app: app, client: client, limiter: app.rateLimit.map(RateLimiter.init), updatedAt: stored.updatedAt,
+                    gate: AppGate(probes: configuration.maximumConnections, paused: stored.pausedReason)))
             } catch {
-                return .unusable(app, "\(error)")
+                return .unusable(app, "\(error)", version: stored.updatedAt)
             }
         }
     }
 
-    /// Marks the kept entry paused (`reason`) or not (`nil`): what this process learnt before
-    /// the next refresh.
-    func setPaused(_ id: String, reason: String?) {
-        entries.withLock { entries in
-            guard let cached = entries[id] else { return }
-            let task = cached.task
-            entries[id]?.task = Task {
-                guard case .found(var entry) = try await task.value else { return try await task.value }
-                entry.pausedReason = reason
-                return .found(entry)
-            }
-        }
+    /// Marks the kept entry of the app's `version` paused (`reason`) or not (`nil`): what this
+    /// process learnt before the next refresh. An entry of another version is left alone.
+    func setPaused(_ id: String, version: Int64, reason: String?) async {
+        guard let task = entries.withLock({ $0[id]?.task }) else { return }
+        if case .found(let entry)? = try? await task.value, entry.updatedAt == version { entry.gate.setPaused(reason) }
     }
 
     /// The app's entry if it can be sent for now, else `nil` (a webhook finds no app).
@@ -163,7 +160,7 @@ final class AppDirectory: Sendable {
     func definition(_ id: String) async throws -> GatewayApp? {
         switch try await lookup(id) {
         case .found(let entry): return entry.app
-        case .unusable(let app, _): return app
+        case .unusable(let app, _, _): return app
         case .deleted: return nil
         }
     }

@@ -60,6 +60,15 @@ struct GatewayApp: Sendable {
 
     static let defaultConcurrency = 1_000
 
+    /// The members of a definition, and of its objects.
+    static let fields: [String: [String]] = [
+        "": ["id", "bundleId", "environment", "server", "token", "certificate", "rateLimit", "concurrency", "webhook"],
+        "server": ["host", "port", "caCertificate", "plaintext"],
+        "token": ["key", "keyId", "teamId"],
+        "certificate": ["p12", "password"],
+        "webhook": ["url", "secret", "events"],
+    ]
+
     /// A request's problem with an app definition: which key, what was expected.
     struct Problem: Error, CustomStringConvertible {
         var pointer: String
@@ -93,6 +102,17 @@ struct GatewayApp: Sendable {
             return Int(number)
         }
         guard root.kind == .object else { throw Problem(pointer: "", message: "expected a JSON object") }
+        // Every member known, as every route refuses unknown fields.
+        func known(_ node: JSONDocument.Node, at path: String, _ fields: [String]) throws(Problem) {
+            guard node.kind == .object else { throw Problem(pointer: path, message: "expected a JSON object") }
+            for member in node.members where !fields.contains(member.key) {
+                throw Problem(pointer: path + JSONPointer(tokens: [member.key]).description, message: "unknown field; the fields are \(fields.sorted().joined(separator: ", "))")
+            }
+        }
+        try known(root, at: "", Self.fields[""]!)
+        for (key, fields) in Self.fields where !key.isEmpty {
+            if let node = present(key) { try known(node, at: "/\(key)", fields) }
+        }
         guard let bundleID = try string("bundleId"), !bundleID.isEmpty else {
             throw Problem(pointer: "/bundleId", message: "required: the app's bundle ID (the topic of its alerts)")
         }

@@ -44,6 +44,7 @@ final class Dispatcher: Sendable {
     private let depthWake = Signal()
     private let leaseWake = Signal()
     private let webhookWake = Signal()
+    private let retentionWake = Signal()
     /// Wakes the deliveries waiting for a lease extension or for the store, and for the stop.
     private let leaseEvents = Broadcast()
     private let stopping = Atomic<Bool>(false)
@@ -95,6 +96,7 @@ final class Dispatcher: Sendable {
             group.addTask { await self.flushLoop() }
             group.addTask { await self.depthLoop() }
             group.addTask { await self.webhookLoop() }
+            group.addTask { await self.retentionLoop() }
             group.addTask { await self.leaseLoop() }
             await claimLoop(&group)
         }
@@ -103,12 +105,18 @@ final class Dispatcher: Sendable {
     /// Stops claiming; ``run()`` returns once what it holds is recorded or given back.
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        for signal in [wake, flushWake, depthWake, webhookWake, leaseWake] { signal.signal() }
+        for signal in [wake, flushWake, depthWake, webhookWake, leaseWake, retentionWake] { signal.signal() }
         leaseEvents.notifyAll()
         capacity.cancelWaiters()
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Errors not worth a line of their own: an outage or a full disk (the store's health says
+    /// each once), and what a stop cancels.
+    private func isQuiet(_ error: any Error) -> Bool {
+        error is StoreUnavailable || error is CancellationError || isStopping
+    }
 
     private func claimLoop(_ group: inout DiscardingTaskGroup) async {
         let batch = max(1, min(configuration.claimBatch, configuration.maximumInFlight))
@@ -128,7 +136,7 @@ final class Dispatcher: Sendable {
                     worker: worker, limit: room, now: now, leaseUntil: now + configuration.claimLease.milliseconds, takeOver: takeOver)
             } catch {
                 // An outage is logged once, by the store's health; anything else here.
-                if !(error is StoreUnavailable) { logger.warning("claiming deliveries failed; trying again", metadata: ["error": "\(error)"]) }
+                if !isQuiet(error) { logger.warning("claiming deliveries failed; trying again", metadata: ["error": "\(error)"]) }
                 await wake.wait(timeout: .seconds(1))
                 continue
             }
@@ -170,11 +178,18 @@ final class Dispatcher: Sendable {
                 do {
                     let kept = try await store.extendLeases(worker: worker, ids: ids, until: now + lease.milliseconds, now: now)
                     let lost = held.extended(ids, kept: kept, lease: started + lease)
-                    if lost > 0 {
-                        logger.warning("claims were taken over by another process; they are not sent here", metadata: ["deliveries": "\(lost)"])
+                    if !lost.isEmpty {
+                        // Gone from the database (their app was deleted), or another's now.
+                        let remaining = (try? await store.existingDeliveries(ids: lost)) ?? Set(lost)
+                        if !remaining.isEmpty {
+                            logger.warning("claims were taken over by another process; they are not sent here", metadata: ["deliveries": "\(remaining.count)"])
+                        }
+                        if lost.count > remaining.count {
+                            logger.debug("claims ended: their app was deleted", metadata: ["deliveries": "\(lost.count - remaining.count)"])
+                        }
                     }
                 } catch {
-                    if !(error is StoreUnavailable) {
+                    if !isQuiet(error) {
                         logger.warning("extending the claims' leases failed; trying again", metadata: ["error": "\(error)"])
                     }
                 }
@@ -197,7 +212,7 @@ final class Dispatcher: Sendable {
                 lookup = try await apps.lookup(delivery.app)
                 break
             } catch {
-                if !(error is StoreUnavailable) {
+                if !isQuiet(error) {
                     logger.warning("reading a delivery's job or app failed; trying again", metadata: ["error": "\(error)"])
                 }
                 await leaseEvents.wait(since: generation)
@@ -207,18 +222,18 @@ final class Dispatcher: Sendable {
         switch lookup {
         case .found(let found)? where job != nil:
             entry = found
-        case .unusable(let app, let why)? where job != nil:
+        case .unusable(let app, let why, let version)? where job != nil:
             // The app's fault, not the device's: its deliveries wait for a fix.
             let failure = AppFailure(
                 reason: "the app's credentials cannot be used: \(why)", advice: "PATCH /v1/apps/\(delivery.app) with credentials that load")
-            await pause(delivery.app, app: app, failure: failure)
-            return giveBack(hold, reason: Self.waiting(failure))
+            await pause(delivery.app, version: version, app: app, failure: failure)
+            return giveBack(hold, reason: Self.waiting(failure.reason))
         default:
             return add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
         }
         guard let job else { return }
         // Paused (here, or in the database as last read): back to the queue, where it waits.
-        if entry.pausedReason != nil { return giveBack(hold) }
+        if let reason = entry.pausedReason { return giveBack(hold, reason: Self.waiting(reason)) }
         // Its time passed while it waited (a long queue, a paused app): not sent. A notification
         // with expiration 0 ("try once, now") is still tried once.
         if job.request.headers.expiration != .immediately, job.expiresAt <= nowMilliseconds {
@@ -232,13 +247,21 @@ final class Dispatcher: Sendable {
         guard let token = try? DeviceToken(hex: delivery.token) else {
             return add(.rejected(status: nil, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true), delivery, ticket)
         }
+        // Until the app's first accepted push, a few at a time; none while it is paused. (Before
+        // the fence: the wait here may be long, the fence's permission is for a send now.)
+        guard await entry.gate.enter() else { return giveBack(hold, reason: entry.pausedReason.map(Self.waiting)) }
         // The fence: only with lease enough for the whole send.
         while true {
             let generation = leaseEvents.generation
-            if isStopping { return giveBack(hold) }
+            if isStopping {
+                entry.gate.leave(accepted: false)
+                return giveBack(hold)
+            }
             switch held.permission(delivery.id, ticket: ticket, now: .now, needed: sendAllowance) {
             case .send: break
-            case .lost: return giveBack(hold)
+            case .lost:
+                entry.gate.leave(accepted: false)
+                return giveBack(hold)
             case .wait:
                 await leaseEvents.wait(since: generation)
                 continue
@@ -249,6 +272,8 @@ final class Dispatcher: Sendable {
         var request = job.request.to(token)
         request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
         let result = await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
+        if case .success = result { entry.gate.leave(accepted: true) }
+        defer { if case .failure = result { entry.gate.leave(accepted: false) } }
         metrics.sent(delivery.app, elapsed: ContinuousClock.now - started)
         held.finished(delivery.id, ticket: ticket)
         let now = nowMilliseconds
@@ -257,13 +282,13 @@ final class Dispatcher: Sendable {
         if let failure = AppFailure.of(result, app: entry.app, usesAppTopic: usesAppTopic) {
             // The credentials or the server, not the device: the app pauses and this waits
             // (unless it expires meanwhile).
-            await pause(entry.app.id, app: entry.app, failure: failure)
+            await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
             guard now < job.expiresAt else {
                 let outcome = DeliveryOutcome.Result.expired(reason: "the app is paused: \(failure.reason)")
                 return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
                     for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
             }
-            return giveBack(hold, reason: Self.waiting(failure))
+            return giveBack(hold, reason: Self.waiting(failure.reason))
         }
         guard let outcome = configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: job.expiresAt, now: now) else {
             return giveBack(hold)
@@ -272,25 +297,25 @@ final class Dispatcher: Sendable {
             for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
     }
 
-    /// A waiting delivery's reason while its app is paused.
-    static func waiting(_ failure: AppFailure) -> String { "waiting: the app is paused: \(failure.reason)" }
+    /// A waiting delivery's reason while its app is paused (`reason`).
+    static func waiting(_ reason: String) -> String { "waiting: the app is paused: \(reason)" }
 
     /// Pauses the app (once, whichever process sees it first): its deliveries are claimed no
     /// more until a PATCH of its credentials or `POST …/resume`. Says so once, with the fix,
     /// and raises `app.paused`.
-    private func pause(_ id: String, app: GatewayApp?, failure: AppFailure) async {
-        apps.setPaused(id, reason: failure.reason)
+    private func pause(_ id: String, version: Int64, app: GatewayApp?, failure: AppFailure) async {
+        await apps.setPaused(id, version: version, reason: failure.reason)
         let now = nowMilliseconds
         let webhook = app?.webhook.flatMap { $0.events.contains(.appPaused) ? WebhookEvents.appPaused(app: id, reason: failure.reason, advice: failure.advice, now: now) : nil }
         do {
-            if try await store.pauseApp(id: id, reason: failure.reason, advice: failure.advice, webhook: webhook, now: now) {
+            if try await store.pauseApp(id: id, version: version, reason: failure.reason, advice: failure.advice, webhook: webhook, now: now) {
                 metrics.appPaused(id, true)
                 logger.error("an app's sending is paused: its deliveries wait (within their expiration) until it is fixed", metadata: [
                     "app": "\(id)", "reason": "\(failure.reason)", "fix": "\(failure.advice)",
                 ])
             }
         } catch {
-            if !(error is StoreUnavailable) { logger.warning("pausing an app failed", metadata: ["app": "\(id)", "error": "\(error)"]) }
+            if !isQuiet(error) { logger.warning("pausing an app failed", metadata: ["app": "\(id)", "error": "\(error)"]) }
         }
     }
 
@@ -340,7 +365,7 @@ final class Dispatcher: Sendable {
                     capacity.give(released.count)
                 }
             } catch {
-                if !(error is StoreUnavailable) {
+                if !isQuiet(error) {
                     logger.warning("recording outcomes failed; trying again", metadata: ["error": "\(error)", "outcomes": "\(outcomes.count)"])
                 }
                 // What was not committed goes back, ahead of what came meanwhile.
@@ -390,6 +415,18 @@ final class Dispatcher: Sendable {
         if reason.hasPrefix("expired") { return "expired" }
         if reason.contains("deleted") { return "deleted" }
         return "other"
+    }
+
+    /// Prunes what is older than the retention, a pass a minute (``Retention``).
+    private func retentionLoop() async {
+        guard let retention = configuration.retention else { return }
+        let pruning = Retention(
+            store: store, retention: retention, batch: configuration.retentionBatch, metrics: metrics, logger: logger,
+            now: { [configuration] in Int64((configuration.now().timeIntervalSince1970 * 1000).rounded()) })
+        while !isStopping {
+            await pruning.pass { self.isStopping }
+            await retentionWake.wait(timeout: Retention.interval)
+        }
     }
 
     /// The queue's depth for the metrics, once a second.

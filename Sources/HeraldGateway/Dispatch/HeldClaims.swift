@@ -94,18 +94,18 @@ final class HeldClaims: Sendable {
     var count: Int { state.withLock { $0.entries.count } }
 
     /// The database extended the leases of `kept` among `requested`, to `lease`; the others
-    /// are no longer this process's. Returns how many were lost.
+    /// are no longer this process's. Returns those lost now.
     @discardableResult
-    func extended(_ requested: [Int64], kept: Set<Int64>, lease: ContinuousClock.Instant) -> Int {
+    func extended(_ requested: [Int64], kept: Set<Int64>, lease: ContinuousClock.Instant) -> [Int64] {
         state.withLock { state in
-            var lost = 0
+            var lost: [Int64] = []
             for id in requested {
                 guard var entry = state.entries[id] else { continue }
                 if kept.contains(id) {
                     if entry.lease < lease { entry.lease = lease }
                 } else if !entry.lost {
                     entry.lost = true
-                    lost += 1
+                    lost.append(id)
                 }
                 state.entries[id] = entry
             }

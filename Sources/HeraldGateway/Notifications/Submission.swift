@@ -100,8 +100,9 @@ struct Submission: Sendable {
         }
         headers.topic = topic
         if let text = try string("collapseId") {
+            // Over 64 bytes of UTF-8 is what APNs refuses (BadCollapseId): the JSON is fine.
             do throws(CollapseIDError) { headers.collapseID = try CollapseID(text) } catch {
-                throw Refusal(status: 400, message: error.description, pointer: "/collapseId")
+                throw Refusal(status: 422, message: error.description, pointer: "/collapseId", reason: .badCollapseID)
             }
         }
         if let node = root["expiration"] {
@@ -123,7 +124,7 @@ struct Submission: Sendable {
             var writer = JSONWriter(output: JSONBytes())
             writer.value(node.value)
             guard writer.output.bytes.count <= Self.maximumMetadataBytes else {
-                throw Refusal(status: 400, message: "\(writer.output.bytes.count) bytes; metadata is at most \(Self.maximumMetadataBytes) bytes (compact JSON)", pointer: "/metadata")
+                throw Refusal(status: 422, message: "\(writer.output.bytes.count) bytes; metadata is at most \(Self.maximumMetadataBytes) bytes (compact JSON)", pointer: "/metadata")
             }
             metadata = String(decoding: writer.output.bytes, as: UTF8.self)
         }

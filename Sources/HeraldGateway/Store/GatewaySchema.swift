@@ -110,6 +110,8 @@ enum GatewaySchema {
                 "CREATE INDEX jobs_app_created ON jobs (app_id, created_at, id)",
                 "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL",
                 "CREATE INDEX webhook_events_done ON webhook_events (created_at) WHERE state IN ('sent', 'failed')",
+                // One row the write probe rewrites: whether the database takes writes again.
+                "CREATE TABLE herald_gateway_health (id INTEGER PRIMARY KEY, stamp BIGINT NOT NULL)",
             ]),
         ]
     }

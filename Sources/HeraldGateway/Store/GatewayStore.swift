@@ -13,6 +13,10 @@ protocol GatewayStore: DatabaseConnectivity {
     /// Brings the schema to this build's version (versioned migrations, each in a transaction).
     func migrate() async throws
 
+    /// Writes one row of the health table and reads nothing: whether the database takes writes
+    /// now (after a full disk).
+    func probeWrite() async throws
+
     // MARK: Apps and keys
 
     /// Adds an app; `false` when one has the id.
@@ -24,8 +28,9 @@ protocol GatewayStore: DatabaseConnectivity {
     func updateApp(id: String, definition: String, resume: Bool, now: Int64) async throws -> StoredApp?
     /// Pauses an app's sending (its deliveries are not claimed until it resumes), with the
     /// webhook event `webhook` stored in the same transaction; `false` when it was paused
-    /// already (or is not there).
-    func pauseApp(id: String, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool
+    /// already, has changed since `version` (its `updatedAt`: an answer to the old credentials
+    /// says nothing of the new), or is not there.
+    func pauseApp(id: String, version: Int64, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool
     /// Ends a pause; `false` when the app was not paused (or is not there).
     func resumeApp(id: String, now: Int64) async throws -> Bool
     /// Removes an app with its devices, jobs, deliveries and webhook events: how many of each,
@@ -80,6 +85,8 @@ protocol GatewayStore: DatabaseConnectivity {
     /// the lease ran out while the database was unreachable, unless another worker took them
     /// over meanwhile); returns the ids extended. Those missing are no longer this worker's.
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64>
+    /// Which of `ids` are still in the database (the others were deleted with their app).
+    func existingDeliveries(ids: [Int64]) async throws -> Set<Int64>
     /// Gives back deliveries `worker` holds and did not send (graceful shutdown, a paused app),
     /// due at `now`; `reason`, when given, says why they wait.
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws
@@ -143,9 +150,11 @@ struct JobCursor: Sendable, Equatable {
     }
 
     init?(token: String) {
-        guard let dot = token.firstIndex(of: "."), let time = Int64(token[..<dot]), dot < token.endIndex else { return nil }
+        // By bytes: a "." followed by a combining mark is one Character, still the separator.
+        let bytes = Array(token.utf8)
+        guard let dot = bytes.firstIndex(of: UInt8(ascii: ".")), let time = Int64(String(decoding: bytes[..<dot], as: UTF8.self)) else { return nil }
         createdAt = time
-        id = String(token[token.index(after: dot)...])
+        id = String(decoding: bytes[(dot + 1)...], as: UTF8.self)
         guard !id.isEmpty else { return nil }
     }
 }

@@ -12,11 +12,14 @@ enum StoreFailureKind: String, Sendable, CaseIterable {
     case authentication
     /// A connection broke or could not be made (closed, reset, shutting down, TLS).
     case connection
+    /// The database refused a write for lack of space (SQLite `SQLITE_FULL`, PostgreSQL
+    /// `53100 disk_full`): it answers, but takes no writes until it has room.
+    case full
     /// The statement failed; the database itself answered.
     case query
 
-    /// Whether the database cannot be reached (every kind but `query`).
-    var isOutage: Bool { self != .query }
+    /// Whether the database cannot be reached (every kind but `full` and `query`).
+    var isOutage: Bool { self != .query && self != .full }
 }
 
 /// The database cannot be reached now: the call was not made, or did not finish. The caller
@@ -25,7 +28,9 @@ enum StoreFailureKind: String, Sendable, CaseIterable {
 struct StoreUnavailable: Error, CustomStringConvertible {
     var kind: StoreFailureKind
     var cause: String
-    var description: String { "the database is unreachable (\(kind.rawValue)): \(cause)" }
+    var description: String {
+        kind == .full ? "the database takes no writes: its disk is full (\(cause))" : "the database is unreachable (\(kind.rawValue)): \(cause)"
+    }
 }
 
 /// A call the database refused while it was reachable (a constraint, a deadlock, a bad value):
@@ -53,7 +58,9 @@ final class GuardedStore: GatewayStore {
         health = DatabaseHealth(store: base, metrics: metrics, logger: logger)
     }
 
-    private func call<T: Sendable>(_ what: String, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T) async throws -> T {
+    private func call<T: Sendable>(
+        _ what: String, writes: Bool = true, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T
+    ) async throws -> T {
         if let down = health.unavailable { throw down }
         let base = self.base
         let health = self.health
@@ -64,6 +71,7 @@ final class GuardedStore: GatewayStore {
                 try await body(base)
             }
             health.answered()
+            if writes { health.wrote() }
             return value
         } catch {
             throw health.failed(error, in: what)
@@ -73,19 +81,19 @@ final class GuardedStore: GatewayStore {
     func migrate() async throws { try await call("migrate", timeout: .seconds(120)) { try await $0.migrate() } }
 
     func insertApp(_ app: StoredApp) async throws -> Bool { try await call("insertApp") { try await $0.insertApp(app) } }
-    func app(id: String) async throws -> StoredApp? { try await call("app") { try await $0.app(id: id) } }
-    func apps() async throws -> [StoredApp] { try await call("apps") { try await $0.apps() } }
+    func app(id: String) async throws -> StoredApp? { try await call("app", writes: false) { try await $0.app(id: id) } }
+    func apps() async throws -> [StoredApp] { try await call("apps", writes: false) { try await $0.apps() } }
     func updateApp(id: String, definition: String, resume: Bool, now: Int64) async throws -> StoredApp? {
         try await call("updateApp") { try await $0.updateApp(id: id, definition: definition, resume: resume, now: now) }
     }
-    func pauseApp(id: String, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool {
-        try await call("pauseApp") { try await $0.pauseApp(id: id, reason: reason, advice: advice, webhook: webhook, now: now) }
+    func pauseApp(id: String, version: Int64, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool {
+        try await call("pauseApp") { try await $0.pauseApp(id: id, version: version, reason: reason, advice: advice, webhook: webhook, now: now) }
     }
     func resumeApp(id: String, now: Int64) async throws -> Bool { try await call("resumeApp") { try await $0.resumeApp(id: id, now: now) } }
     func deleteApp(id: String) async throws -> AppDeletion? { try await call("deleteApp", timeout: timeout * 6) { try await $0.deleteApp(id: id) } }
     func insertKey(_ key: StoredKey) async throws { try await call("insertKey") { try await $0.insertKey(key) } }
-    func key(hash: String) async throws -> StoredKey? { try await call("key") { try await $0.key(hash: hash) } }
-    func keys() async throws -> [StoredKey] { try await call("keys") { try await $0.keys() } }
+    func key(hash: String) async throws -> StoredKey? { try await call("key", writes: false) { try await $0.key(hash: hash) } }
+    func keys() async throws -> [StoredKey] { try await call("keys", writes: false) { try await $0.keys() } }
     func deleteKey(id: String) async throws -> Bool { try await call("deleteKey") { try await $0.deleteKey(id: id) } }
 
     func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
@@ -94,27 +102,27 @@ final class GuardedStore: GatewayStore {
         }
     }
     func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
+        try await call("devices", writes: false) { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
     }
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
         try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }
     }
     func audience(app: String, tag: String?) async throws -> [DeviceToken] {
-        try await call("audience", timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
+        try await call("audience", writes: false, timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
     }
 
     /// A million tokens take seconds to store: the deadline grows by a second per 20,000.
     func submit(_ job: NewJob) async throws -> SubmitResult {
         try await call("submit", timeout: timeout + .milliseconds(job.tokens.count / 20)) { try await $0.submit(job) }
     }
-    func job(app: String, id: String) async throws -> JobSummary? { try await call("job") { try await $0.job(app: app, id: id) } }
+    func job(app: String, id: String) async throws -> JobSummary? { try await call("job", writes: false) { try await $0.job(app: app, id: id) } }
     func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
-        try await call("jobs") { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
+        try await call("jobs", writes: false) { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
     }
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
-        try await call("deliveries") { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
+        try await call("deliveries", writes: false) { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
     }
-    func jobContent(id: String) async throws -> JobContent? { try await call("jobContent") { try await $0.jobContent(id: id) } }
+    func jobContent(id: String) async throws -> JobContent? { try await call("jobContent", writes: false) { try await $0.jobContent(id: id) } }
 
     func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
         try await call("claim") { try await $0.claim(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil, takeOver: takeOver) }
@@ -125,10 +133,13 @@ final class GuardedStore: GatewayStore {
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
         try await call("extendLeases") { try await $0.extendLeases(worker: worker, ids: ids, until: until, now: now) }
     }
+    func existingDeliveries(ids: [Int64]) async throws -> Set<Int64> {
+        try await call("existingDeliveries", writes: false) { try await $0.existingDeliveries(ids: ids) }
+    }
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
         try await call("release") { try await $0.release(worker: worker, ids: ids, reason: reason, now: now) }
     }
-    func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth") { try await $0.queueDepth(now: now) } }
+    func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth", writes: false) { try await $0.queueDepth(now: now) } }
 
     func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent] {
         try await call("claimWebhooks") { try await $0.claimWebhooks(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil) }
@@ -151,6 +162,7 @@ final class GuardedStore: GatewayStore {
     }
 
     func probeConnection() async throws { try await base.probeConnection() }
+    func probeWrite() async throws { try await base.probeWrite() }
     var canBeUnreachable: Bool { base.canBeUnreachable }
     func reconnect() async { await base.reconnect() }
     func classify(_ error: any Error) -> StoreFailureKind { base.classify(error) }
@@ -167,6 +179,9 @@ final class GuardedStore: GatewayStore {
 final class DatabaseHealth: Sendable {
     private struct State {
         var down: (failure: StoreUnavailable, since: ContinuousClock.Instant)?
+        /// Writes are refused for lack of space since then (reads may still work).
+        var full: (failure: StoreUnavailable, since: ContinuousClock.Instant)?
+        var fullProbe: Task<Void, Never>?
         var lastRecovery: ContinuousClock.Instant?
         var probe: Task<Void, Never>?
         var watchdog: Task<Void, Never>?
@@ -243,6 +258,24 @@ final class DatabaseHealth: Sendable {
     /// Why calls fail now, when the database is down.
     var unavailable: StoreUnavailable? { state.withLock { $0.down?.failure } }
 
+    /// Why writes fail now, when the database's disk is full.
+    var full: StoreUnavailable? { state.withLock { $0.full?.failure } }
+
+    /// A write succeeded: the database has room (said once, with how long it had none).
+    func wrote() {
+        let (since, listeners) = state.withLock { state -> (ContinuousClock.Instant?, [@Sendable () -> Void]) in
+            guard let full = state.full else { return (nil, []) }
+            state.full = nil
+            state.fullProbe?.cancel()
+            state.fullProbe = nil
+            return (full.since, state.down == nil ? state.listeners : [])
+        }
+        guard let since else { return }
+        if unavailable == nil { metrics.databaseUp.record(1) }
+        logger.notice("the database takes writes again", metadata: ["full for": "\((ContinuousClock.now - since).secondsText)"])
+        for listener in listeners { Task { listener() } }
+    }
+
     /// How long ago the database came back from its last outage (`nil`: never down).
     var sinceRecovery: Duration? { state.withLock { $0.lastRecovery.map { ContinuousClock.now - $0 } } }
 
@@ -273,6 +306,7 @@ final class DatabaseHealth: Sendable {
         if let already = error as? StoreUnavailable { return already }
         let kind: StoreFailureKind = error is DeadlineExceeded ? .timeout : store.classify(error)
         metrics.storeError(kind)
+        if kind == .full { return markFull(StoreUnavailable(kind: .full, cause: store.describe(error)), in: what) }
         guard kind.isOutage else {
             if error is GatewayStoreError || error is DeadlineExceeded { return error }
             return StoreCallFailed(kind: kind, description: store.describe(error))
@@ -293,6 +327,39 @@ final class DatabaseHealth: Sendable {
             ])
         }
         return failure
+    }
+
+    /// The disk is full: said once, with what happens meanwhile; a write probe every two
+    /// seconds looks for room (a gateway that writes nothing would not see it otherwise).
+    private func markFull(_ failure: StoreUnavailable, in what: String) -> StoreUnavailable {
+        let first = state.withLock { state -> Bool in
+            guard state.full == nil, !state.stopped else { return false }
+            state.full = (failure, .now)
+            state.fullProbe = Task { [weak self] in await self?.probeForRoom() }
+            return true
+        }
+        if first {
+            metrics.databaseUp.record(0)
+            logger.error("the database's disk is full: submissions answer 503 with Retry-After, /readyz answers 503, outcomes wait in memory until it has room", metadata: [
+                "cause": "\(failure.cause)", "call": "\(what)",
+            ])
+        }
+        return failure
+    }
+
+    private func probeForRoom() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            guard !Task.isCancelled, state.withLock({ $0.full != nil }) else { return }
+            let store = self.store
+            do {
+                try await withDeadline(.seconds(3), "the database's write probe") { try await store.probeWrite() }
+                wrote()
+                return
+            } catch {
+                logger.debug("the database still takes no writes", metadata: ["cause": "\(store.describe(error))"])
+            }
+        }
     }
 
     /// Every second while down: a ping with a two-second deadline (a new connection pool once
@@ -319,6 +386,8 @@ final class DatabaseHealth: Sendable {
             state.stopped = true
             state.probe?.cancel()
             state.probe = nil
+            state.fullProbe?.cancel()
+            state.fullProbe = nil
             state.watchdog?.cancel()
             state.watchdog = nil
         }

@@ -297,6 +297,8 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             if state.hasPrefix("28") { return .authentication }
             // Connection exceptions, the server shutting down or starting, too many connections.
             if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" { return .connection }
+            // disk_full: the server answers but takes no writes.
+            if state == "53100" { return .full }
             return .query
         }
         if let inner = error.underlying as? PSQLError, error.code == .connectionError || error.code == .serverClosedConnection {

@@ -58,11 +58,11 @@ final class SQLGatewayStore: GatewayStore {
             [.text(definition), .integer(now), .text(id)]).first.map(Self.app(from:))
     }
 
-    func pauseApp(id: String, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool {
+    func pauseApp(id: String, version: Int64, reason: String, advice: String, webhook: String?, now: Int64) async throws -> Bool {
         try await database.transaction { executor in
             let paused = !(try await executor.query(
-                "UPDATE apps SET paused_at = ?, paused_reason = ?, paused_advice = ? WHERE id = ? AND paused_at IS NULL RETURNING id",
-                [.integer(now), .text(reason), .text(advice), .text(id)])).isEmpty
+                "UPDATE apps SET paused_at = ?, paused_reason = ?, paused_advice = ? WHERE id = ? AND paused_at IS NULL AND updated_at = ? RETURNING id",
+                [.integer(now), .text(reason), .text(advice), .text(id), .integer(version)])).isEmpty
             if paused, let webhook { try await Self.insertWebhook(app: id, body: webhook, now: now, on: executor) }
             return paused
         }
@@ -436,6 +436,16 @@ final class SQLGatewayStore: GatewayStore {
         }
     }
 
+    func existingDeliveries(ids: [Int64]) async throws -> Set<Int64> {
+        var found = Set<Int64>()
+        for chunk in ids.sorted().chunked(Self.idsPerStatement) {
+            for row in try await database.query("SELECT id FROM deliveries WHERE id IN (\(placeholders(chunk.count)))", chunk.map(SQLValue.integer)) {
+                if let id = row.integer("id") { found.insert(id) }
+            }
+        }
+        return found
+    }
+
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
         guard !ids.isEmpty else { return }
         try await database.transaction { executor in
@@ -515,6 +525,12 @@ final class SQLGatewayStore: GatewayStore {
 
     func ping() async throws { try await database.ping() }
     func probeConnection() async throws { try await database.probeConnection() }
+
+    func probeWrite() async throws {
+        try await database.query(
+            "INSERT INTO herald_gateway_health (id, stamp) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET stamp = excluded.stamp",
+            [.integer(Int64.random(in: 0...Int64.max))])
+    }
     var canBeUnreachable: Bool { database.canBeUnreachable }
     func reconnect() async { await database.reconnect() }
     func classify(_ error: any Error) -> StoreFailureKind { database.classify(error) }

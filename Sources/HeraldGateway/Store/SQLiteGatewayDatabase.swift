@@ -1,5 +1,6 @@
 import HeraldSQL
 import Logging
+import struct SQLiteNIO.SQLiteError
 
 /// The gateway's database in one SQLite file (`herald serve --db FILE`): for one gateway
 /// process. Every statement and transaction runs on one connection, one at a time; commits are
@@ -72,8 +73,11 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
     var canBeUnreachable: Bool { false }
 
     /// SQLite is a file in this process: a failed statement is never an outage (a call that
-    /// takes too long is, and the deadline says so).
-    func classify(_ error: any Error) -> StoreFailureKind { .query }
+    /// takes too long is, and the deadline says so); a write refused for lack of space is a
+    /// full disk.
+    func classify(_ error: any Error) -> StoreFailureKind {
+        (error as? SQLiteError)?.reason == .full ? .full : .query
+    }
 
     func describe(_ error: any Error) -> String { "\(error)" }
 
