@@ -43,6 +43,8 @@ public struct GatewayConfiguration: Sendable {
     public var retention: Duration? = .seconds(30 * 86_400)
     /// Rows deleted per retention batch (each its own short transaction).
     public var retentionBatch: Int = 1_000
+    /// How often a retention pass starts.
+    var retentionInterval: Duration = Retention.interval
     /// How often an idle worker looks for due deliveries.
     public var pollInterval: Duration = .milliseconds(200)
     /// Outcomes are written at least this often (in batches).

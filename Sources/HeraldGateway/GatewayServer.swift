@@ -76,7 +76,7 @@ public final class GatewayServer: Service, Sendable {
             let base: any GatewayStore
             switch configuration.database {
             case .sqlite(let path): base = try await SQLiteGatewayDatabase.open(path: path, logger: configuration.logger)
-            case .postgres(let url): base = try await PostgresGatewayDatabase.open(url: url, logger: configuration.logger)
+            case .postgres(let url): base = try await PostgresGatewayDatabase.open(url: url, logger: configuration.logger, lease: configuration.claimLease)
             }
             let store = GuardedStore(base, timeout: configuration.databaseTimeout, metrics: server.metrics, logger: configuration.logger)
             opened = store

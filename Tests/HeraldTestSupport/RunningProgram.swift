@@ -15,9 +15,12 @@ public final class RunningProgram: @unchecked Sendable {  // `process` is used b
         func withLock<T>(_ body: (inout (text: String, ended: Bool)) -> T) -> T { state.withLock { body(&$0) } }
     }
     private let collected = Collected()
+    /// The child's standard input, when it was asked for.
+    private let input: Pipe?
 
-    /// Starts `executable`; `environment` adds to (or replaces) variables of this process's.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `executable`; `environment` adds to (or replaces) variables of this process's;
+    /// with `input`, its standard input is a pipe ``send(_:)`` writes to.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], input: Bool = false) throws {
         let (command, commandArguments) = ExternalTools.tethered(executable, arguments)
         process.executableURL = URL(fileURLWithPath: command)
         process.arguments = commandArguments
@@ -25,6 +28,8 @@ public final class RunningProgram: @unchecked Sendable {  // `process` is used b
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let pipe = Pipe()
+        self.input = input ? Pipe() : nil
+        if let stdin = self.input { process.standardInput = stdin }
         process.standardOutput = pipe
         process.standardError = pipe
         // Started from a thread that lives as long as the child: the parent-death signal is
@@ -60,6 +65,11 @@ public final class RunningProgram: @unchecked Sendable {  // `process` is used b
     }
 
     deinit { if process.isRunning { process.terminate() } }
+
+    /// Writes `line` and a newline to the child's standard input (started with `input`).
+    public func send(_ line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
 
     /// Everything read so far.
     public var output: String { collected.withLock { $0.text } }

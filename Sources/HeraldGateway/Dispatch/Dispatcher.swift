@@ -425,7 +425,7 @@ final class Dispatcher: Sendable {
             now: { [configuration] in Int64((configuration.now().timeIntervalSince1970 * 1000).rounded()) })
         while !isStopping {
             await pruning.pass { self.isStopping }
-            await retentionWake.wait(timeout: Retention.interval)
+            await retentionWake.wait(timeout: configuration.retentionInterval)
         }
     }
 

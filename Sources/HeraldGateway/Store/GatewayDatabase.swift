@@ -15,6 +15,10 @@ protocol GatewayDatabase: SQLDatabase, DatabaseConnectivity {
 
     /// Whether `error` is a unique-key violation (two submissions of one idempotency key at once).
     func isUniqueViolation(_ error: any Error) -> Bool
+
+    /// Whether the database takes writes that need room now (after a full disk): throws what a
+    /// write would.
+    func probeWrite() async throws
 }
 
 /// Whether a database is there, what its failures mean, and starting afresh: what

@@ -50,6 +50,9 @@ enum GatewaySchema {
 
     static func migrations(for dialect: Dialect) -> [SchemaMigrator.Migration] {
         let postgres = dialect == .postgres
+        // A migration may rewrite every row; the sessions' statement timeout is for the
+        // gateway's own short statements.
+        let unbounded = postgres ? ["SET LOCAL statement_timeout = 0"] : []
         let serial = postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY"
         let bytes = postgres ? "BYTEA" : "BLOB"
         return [
@@ -90,7 +93,7 @@ enum GatewaySchema {
             ]),
             // Operators: apps that pause and change in place, jobs that say when they finished
             // (job.done, retention, the listing), the sender's metadata.
-            SchemaMigrator.Migration(version: 2, statements: [
+            SchemaMigrator.Migration(version: 2, statements: unbounded + [
                 "ALTER TABLE apps ADD COLUMN updated_at BIGINT",
                 "UPDATE apps SET updated_at = created_at",
                 // Set while the app's deliveries wait: its credentials or server were refused.
@@ -111,7 +114,7 @@ enum GatewaySchema {
                 "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL",
                 "CREATE INDEX webhook_events_done ON webhook_events (created_at) WHERE state IN ('sent', 'failed')",
                 // One row the write probe rewrites: whether the database takes writes again.
-                "CREATE TABLE herald_gateway_health (id INTEGER PRIMARY KEY, stamp BIGINT NOT NULL)",
+                "CREATE TABLE herald_gateway_health (id INTEGER PRIMARY KEY, stamp BIGINT NOT NULL, filler \(bytes))",
             ]),
         ]
     }

@@ -59,7 +59,7 @@ final class GuardedStore: GatewayStore {
     }
 
     private func call<T: Sendable>(
-        _ what: String, writes: Bool = true, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T
+        _ what: String, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T
     ) async throws -> T {
         if let down = health.unavailable { throw down }
         let base = self.base
@@ -71,7 +71,6 @@ final class GuardedStore: GatewayStore {
                 try await body(base)
             }
             health.answered()
-            if writes { health.wrote() }
             return value
         } catch {
             throw health.failed(error, in: what)
@@ -81,8 +80,8 @@ final class GuardedStore: GatewayStore {
     func migrate() async throws { try await call("migrate", timeout: .seconds(120)) { try await $0.migrate() } }
 
     func insertApp(_ app: StoredApp) async throws -> Bool { try await call("insertApp") { try await $0.insertApp(app) } }
-    func app(id: String) async throws -> StoredApp? { try await call("app", writes: false) { try await $0.app(id: id) } }
-    func apps() async throws -> [StoredApp] { try await call("apps", writes: false) { try await $0.apps() } }
+    func app(id: String) async throws -> StoredApp? { try await call("app") { try await $0.app(id: id) } }
+    func apps() async throws -> [StoredApp] { try await call("apps") { try await $0.apps() } }
     func updateApp(id: String, definition: String, resume: Bool, now: Int64) async throws -> StoredApp? {
         try await call("updateApp") { try await $0.updateApp(id: id, definition: definition, resume: resume, now: now) }
     }
@@ -92,8 +91,8 @@ final class GuardedStore: GatewayStore {
     func resumeApp(id: String, now: Int64) async throws -> Bool { try await call("resumeApp") { try await $0.resumeApp(id: id, now: now) } }
     func deleteApp(id: String) async throws -> AppDeletion? { try await call("deleteApp", timeout: timeout * 6) { try await $0.deleteApp(id: id) } }
     func insertKey(_ key: StoredKey) async throws { try await call("insertKey") { try await $0.insertKey(key) } }
-    func key(hash: String) async throws -> StoredKey? { try await call("key", writes: false) { try await $0.key(hash: hash) } }
-    func keys() async throws -> [StoredKey] { try await call("keys", writes: false) { try await $0.keys() } }
+    func key(hash: String) async throws -> StoredKey? { try await call("key") { try await $0.key(hash: hash) } }
+    func keys() async throws -> [StoredKey] { try await call("keys") { try await $0.keys() } }
     func deleteKey(id: String) async throws -> Bool { try await call("deleteKey") { try await $0.deleteKey(id: id) } }
 
     func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
@@ -102,27 +101,27 @@ final class GuardedStore: GatewayStore {
         }
     }
     func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await call("devices", writes: false) { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
+        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
     }
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
         try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }
     }
     func audience(app: String, tag: String?) async throws -> [DeviceToken] {
-        try await call("audience", writes: false, timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
+        try await call("audience", timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
     }
 
     /// A million tokens take seconds to store: the deadline grows by a second per 20,000.
     func submit(_ job: NewJob) async throws -> SubmitResult {
         try await call("submit", timeout: timeout + .milliseconds(job.tokens.count / 20)) { try await $0.submit(job) }
     }
-    func job(app: String, id: String) async throws -> JobSummary? { try await call("job", writes: false) { try await $0.job(app: app, id: id) } }
+    func job(app: String, id: String) async throws -> JobSummary? { try await call("job") { try await $0.job(app: app, id: id) } }
     func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
-        try await call("jobs", writes: false) { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
+        try await call("jobs") { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
     }
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
-        try await call("deliveries", writes: false) { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
+        try await call("deliveries") { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }
     }
-    func jobContent(id: String) async throws -> JobContent? { try await call("jobContent", writes: false) { try await $0.jobContent(id: id) } }
+    func jobContent(id: String) async throws -> JobContent? { try await call("jobContent") { try await $0.jobContent(id: id) } }
 
     func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
         try await call("claim") { try await $0.claim(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil, takeOver: takeOver) }
@@ -134,12 +133,12 @@ final class GuardedStore: GatewayStore {
         try await call("extendLeases") { try await $0.extendLeases(worker: worker, ids: ids, until: until, now: now) }
     }
     func existingDeliveries(ids: [Int64]) async throws -> Set<Int64> {
-        try await call("existingDeliveries", writes: false) { try await $0.existingDeliveries(ids: ids) }
+        try await call("existingDeliveries") { try await $0.existingDeliveries(ids: ids) }
     }
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
         try await call("release") { try await $0.release(worker: worker, ids: ids, reason: reason, now: now) }
     }
-    func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth", writes: false) { try await $0.queueDepth(now: now) } }
+    func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) { try await call("queueDepth") { try await $0.queueDepth(now: now) } }
 
     func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent] {
         try await call("claimWebhooks") { try await $0.claimWebhooks(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil) }
@@ -261,7 +260,7 @@ final class DatabaseHealth: Sendable {
     /// Why writes fail now, when the database's disk is full.
     var full: StoreUnavailable? { state.withLock { $0.full?.failure } }
 
-    /// A write succeeded: the database has room (said once, with how long it had none).
+    /// The write probe succeeded: the database has room (said once, with how long it had none).
     func wrote() {
         let (since, listeners) = state.withLock { state -> (ContinuousClock.Instant?, [@Sendable () -> Void]) in
             guard let full = state.full else { return (nil, []) }

@@ -37,9 +37,10 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     /// Connects with a `postgres://user:password@host:port/database` URL (`?sslmode=disable`,
     /// `require` or `prefer`, the default) and brings the schema up to date.
-    static func open(url: String, logger: Logger, maximumConnections: Int = 8) async throws -> SQLGatewayStore {
+    static func open(url: String, logger: Logger, maximumConnections: Int = 8, lease: Duration = .seconds(60)) async throws -> SQLGatewayStore {
         let settings = try Settings(url: url)
         var configuration = settings.pool
+        configuration.options.additionalStartupParameters = sessionParameters(lease: lease)
         // The pool retries a refused connection or a wrong password forever, quietly: one
         // connection first, with a deadline, turns those into an error the caller sees.
         try await probe(settings, url: url, logger: logger)
@@ -57,6 +58,23 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             throw GatewayStoreError(message: "cannot use the database \(redacted(url)): \(database.describe(error))")
         }
         return SQLGatewayStore(database)
+    }
+
+    /// What each session of the gateway's tells the server, so that no transaction holds row
+    /// locks past a claim's lease when its process is cut off mid-transaction (a dropped route
+    /// leaves the socket open and silent; the server's default keepalives notice after two
+    /// hours): the server ends a session idle inside a transaction after a quarter of the lease
+    /// (at most 10 s: the gateway's transactions last milliseconds), a statement after half the
+    /// lease (at most 30 s), and probes a silent client every 5 s, dropping it after 3 unanswered
+    /// probes. Its locks go with it, and the rows are taken over when their lease runs out.
+    static func sessionParameters(lease: Duration) -> [(String, String)] {
+        let idle = max(Duration.seconds(1), min(lease / 4, .seconds(10)))
+        let statement = max(Duration.seconds(1), min(lease / 2, .seconds(30)))
+        return [
+            ("idle_in_transaction_session_timeout", String(idle.milliseconds)), ("statement_timeout", String(statement.milliseconds)),
+            ("tcp_keepalives_idle", "5"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
+            ("application_name", "herald-gateway"),
+        ]
     }
 
     /// The URL without its password (for messages and logs).
@@ -238,6 +256,13 @@ final class PostgresGatewayDatabase: GatewayDatabase {
                 """,
                 [.text(job.id), .text(job.app), .integer(job.now), .integer(job.now), .texts(chunk.map(\.token)), .texts(chunk.map(\.apnsID))])
         }
+    }
+
+    /// A committed write of the health table's row (PostgreSQL refuses it while its disk is full).
+    func probeWrite() async throws {
+        try await query(
+            "INSERT INTO herald_gateway_health (id, stamp) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET stamp = excluded.stamp",
+            [.integer(Int64.random(in: 0...Int64.max))])
     }
 
     func isUniqueViolation(_ error: any Error) -> Bool {

@@ -526,11 +526,7 @@ final class SQLGatewayStore: GatewayStore {
     func ping() async throws { try await database.ping() }
     func probeConnection() async throws { try await database.probeConnection() }
 
-    func probeWrite() async throws {
-        try await database.query(
-            "INSERT INTO herald_gateway_health (id, stamp) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET stamp = excluded.stamp",
-            [.integer(Int64.random(in: 0...Int64.max))])
-    }
+    func probeWrite() async throws { try await database.probeWrite() }
     var canBeUnreachable: Bool { database.canBeUnreachable }
     func reconnect() async { await database.reconnect() }
     func classify(_ error: any Error) -> StoreFailureKind { database.classify(error) }

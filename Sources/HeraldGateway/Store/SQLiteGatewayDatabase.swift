@@ -1,3 +1,4 @@
+import Foundation
 import HeraldSQL
 import Logging
 import struct SQLiteNIO.SQLiteError
@@ -63,6 +64,32 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
     /// One process, one connection, submissions one at a time: never two at once.
     func isUniqueViolation(_ error: any Error) -> Bool { false }
 
+    /// The room the file's folder must have to count as not full: the write-ahead log grows by
+    /// whole transactions.
+    static let minimumFreeBytes: UInt64 = 4 << 20
+
+    /// New pages for 64 KB, in a transaction rolled back (SQLite refuses them at once when it may
+    /// not grow, as `max_page_count` says), and room on the file system for the log to grow.
+    /// Rewriting a row would succeed on a full disk (freed pages are reused), so it proves nothing.
+    func probeWrite() async throws {
+        do {
+            try await database.transaction { executor in
+                try await executor.query("INSERT INTO herald_gateway_health (id, stamp, filler) VALUES (2, 0, zeroblob(65536)) ON CONFLICT (id) DO NOTHING")
+                throw ProbeRollback()
+            }
+        } catch is ProbeRollback {}
+        var info = statvfs()
+        let folder = (path as NSString).deletingLastPathComponent
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return }
+        let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        guard free >= Self.minimumFreeBytes else {
+            throw GatewayStoreError(message: "\(free) bytes free where the database lives; the gateway waits for \(Self.minimumFreeBytes)", kind: .full)
+        }
+    }
+
+    /// Ends the probe's transaction without keeping anything.
+    private struct ProbeRollback: Error {}
+
     func ping() async throws {
         try await query("SELECT 1")
     }
@@ -76,7 +103,8 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
     /// takes too long is, and the deadline says so); a write refused for lack of space is a
     /// full disk.
     func classify(_ error: any Error) -> StoreFailureKind {
-        (error as? SQLiteError)?.reason == .full ? .full : .query
+        if let error = error as? GatewayStoreError, let kind = error.kind { return kind }
+        return (error as? SQLiteError)?.reason == .full ? .full : .query
     }
 
     func describe(_ error: any Error) -> String { "\(error)" }
