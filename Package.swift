@@ -259,6 +259,7 @@ let package = Package(
             name: "HeraldGatewayTests",
             dependencies: [
                 "herald", "HeraldGateway", "HeraldMock", "HeraldClient", "HeraldAuth", "HeraldJSON", "HeraldProtocol", "HeraldTestSupport",
+                "HeraldHTTPAPI", "HeraldSQL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),

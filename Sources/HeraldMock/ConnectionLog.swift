@@ -1,3 +1,4 @@
+import HeraldHTTPAPI
 import Foundation
 import HeraldJSON
 import Synchronization
@@ -50,7 +51,7 @@ public struct ConnectionEvent: Sendable, Identifiable {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue?) { if let value { object.members.append(.init(key: key, value: value)) } }
         add("id", .number(JSONNumber(id)))
-        add("at", .number(JSONNumber(Int64((at.timeIntervalSince1970 * 1000).rounded()))))
+        add("at", APITime.json(Int64((at.timeIntervalSince1970 * 1000).rounded())))
         add("connection", .number(JSONNumber(connection)))
         add("peer", peer.map { .string($0) } ?? .null)
         add("kind", .string(kind.rawValue))

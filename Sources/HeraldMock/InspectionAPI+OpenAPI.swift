@@ -121,7 +121,7 @@ extension InspectionAPI {
                 "schemas": [
                     "Error": APIError.schema(),
                     "ConnectionEvent": object(
-                        [("id", "integer"), ("at", "integer"), ("connection", "integer"), ("peer", "string"), ("kind", "string"),
+                        [("id", "integer"), ("at", "string"), ("connection", "integer"), ("peer", "string"), ("kind", "string"),
                          ("stream", "integer"), ("code", "string"), ("lastStreamId", "integer"), ("detail", "string")],
                         required: ["id", "at", "connection", "kind"]),
                     "Notification": notification,

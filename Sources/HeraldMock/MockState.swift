@@ -1,3 +1,4 @@
+import HeraldHTTPAPI
 import Foundation
 import HeraldDevice
 import HeraldJSON
@@ -28,10 +29,10 @@ public struct MockDevice: Sendable {
     public var registered: Bool = false
 
     /// The device as JSON: `token`, `topic`, `environment`, `state` (`active` or
-    /// `unregistered`), `unregisteredAt` (milliseconds), `channels`, `deliveries`, `lastSeen`
-    /// (ISO 8601), `registered`, `badge`, `notificationCount`, `groups` (each
+    /// `unregistered`), `unregisteredAt`, `channels`, `deliveries`, `lastSeen`, `registered`, `badge`, `notificationCount`, `groups` (each
     /// `{threadId, notifications}`), `activities`, `backgroundWakes` (how many in the last
-    /// hour), `backgroundWakeTimes` and `language` (the language it renders in).
+    /// hour), `backgroundWakeTimes` and `language` (the language it renders in). Times are RFC 3339
+    /// in UTC with milliseconds, as everywhere in the API.
     public var jsonValue: JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: JSONValue) { object.members.append(.init(key: key, value: value)) }
@@ -39,7 +40,7 @@ public struct MockDevice: Sendable {
         add("topic", topic.map { .string($0) } ?? .null)
         add("environment", .string(environment.rawValue))
         add("state", .string(unregisteredAt == nil ? "active" : "unregistered"))
-        add("unregisteredAt", unregisteredAt.map { .number(JSONNumber($0.unixMilliseconds)) } ?? .null)
+        add("unregisteredAt", APITime.json(unregisteredAt.map(\.unixMilliseconds)))
         add("channels", .array(channels.sorted().map { .string($0) }))
         add("deliveries", .number(JSONNumber(deliveries)))
         add("lastSeen", lastSeen.map { .string(NotificationRecord.iso8601($0)) } ?? .null)
@@ -51,7 +52,7 @@ public struct MockDevice: Sendable {
                 "threadId": group.threadIdentifier.map { .string($0) } ?? .null,
                 "notifications": .array(group.notifications.map { notification in
                     [
-                        "id": .string(notification.id), "receivedAt": .number(JSONNumber(floatLiteral: notification.receivedAt)),
+                        "id": .string(notification.id), "receivedAt": APITime.json(Int64((notification.receivedAt * 1000).rounded())),
                         "collapseId": notification.collapseID.map { .string($0) } ?? .null,
                         "replacements": .number(JSONNumber(notification.replacements)), "content": notification.content.jsonValue,
                     ]

@@ -1,3 +1,4 @@
+import HeraldHTTPAPI
 import Foundation
 import HeraldDevice
 import HeraldJSON
@@ -296,8 +297,9 @@ public struct NotificationRecord: Sendable, Identifiable {
         return .object(object)
     }
 
+    /// `date` as both APIs write times (``APITime``): RFC 3339, UTC, milliseconds.
     static func iso8601(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        APITime.format(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }
 }
 
