@@ -68,6 +68,16 @@ public struct ProviderPublicKey: Sendable, CustomStringConvertible {
 // Reading keys. The initializers live in extensions so that each struct keeps Swift's
 // memberwise initializer, which they and `generate` delegate to.
 extension ProviderSigningKey {
+    /// The key ID a `.p8` file's name gives, when it is named as Apple names it
+    /// (`AuthKey_ABC123DEFG.p8`, any folder): the ten characters after `AuthKey_`.
+    public static func keyID(inFileName path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard name.hasPrefix("AuthKey_"), name.hasSuffix(".p8") else { return nil }
+        let id = name.dropFirst(8).dropLast(3)
+        guard id.count == 10, id.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else { return nil }
+        return String(id)
+    }
+
     /// A key from PEM text (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`).
     ///
     /// - Parameters:

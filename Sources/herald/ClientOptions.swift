@@ -51,6 +51,11 @@ struct CredentialOptions: ParsableArguments {
         }
         guard let keyID else { throw UsageError(message: "\(names[0]) needs \(names[1]) ID (the 10 characters in the key's name, AuthKey_<ID>.p8)") }
         guard let teamID else { throw UsageError(message: "\(names[0]) needs \(names[2]) ID (your team's 10-character ID in the Apple Developer account)") }
+        // Apple names the file after its key: AuthKey_<key ID>.p8. Another ID would be refused
+        // by APNs (InvalidProviderToken) for every push.
+        if let named = ProviderSigningKey.keyID(inFileName: p8), named != keyID {
+            throw UsageError(message: "\(names[0]) \(p8) is the key \(named) (Apple names it AuthKey_<key ID>.p8), but \(names[1]) says \(keyID): give \(names[1]) \(named), or the file of key \(keyID)")
+        }
         do {
             return try ProviderSigningKey(contentsOfFile: p8, keyID: try KeyID(keyID), teamID: try TeamID(teamID))
         } catch {

@@ -162,6 +162,13 @@ import Testing
             let refused = try await setup.herald(sending + flags)
             #expect(refused.status == 2 && refused.stderr.contains(expected), "\(flags): \(refused.stderr)")
         }
+        // A key file named as Apple names it says which key it is: another --key-id is refused
+        // before anything is sent (APNs would refuse every push with InvalidProviderToken).
+        try setup.directory.write("AuthKey_OTHERKEY12.p8", setup.harness.key.pkcs8PEM)
+        let misnamed = try await setup.herald(base + setup.serverArguments + [
+            "--p8", setup.directory.path("AuthKey_OTHERKEY12.p8"), "--key-id", ClientHarness.keyID.rawValue, "--team-id", ClientHarness.teamID.rawValue,
+        ])
+        #expect(misnamed.status == 2 && misnamed.stderr.contains("is the key OTHERKEY12") && misnamed.stderr.contains("--key-id"), "\(misnamed.stderr)")
         #expect(try await setup.harness.mock.notifications().count == 1, "only the first run sent")
     }
 

@@ -171,6 +171,27 @@ import Testing
         #expect(done.root["counts"]?["accepted"]?.int64Value == 3)
     }
 
+    /// One access line per API request at info (method, path, status, time, the key's id, never
+    /// the key), counted by method and status; probes only at debug.
+    @Test func everyAPIRequestIsLoggedWithItsKeyIDAndNeverTheKey() async throws {
+        let recorder = LogRecorder()
+        let harness = try await GatewayHarness.start(gateway: { $0.logger = recorder.logger() })
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        #expect(try await harness.call("GET", "/v1/apps/nope").0 == 404)
+        #expect(try await harness.call("GET", "/v1/apps", key: "wrong-key-0123456789").0 == 401)
+        _ = try await harness.raw("GET", "/readyz", key: nil)
+        let lines = recorder.lines.filter { $0.hasPrefix("api request") }
+        let keyID = APIKeys.keyID(secret: GatewayHarness.adminKey)
+        #expect(lines.contains { $0.contains("method=POST") && $0.contains("path=/v1/apps ") && $0.contains("status=201") && $0.contains("key=\(keyID)") }, "\(lines)")
+        #expect(lines.contains { $0.contains("path=/v1/apps/nope") && $0.contains("status=404") && $0.contains("ms=") })
+        #expect(lines.contains { $0.contains("status=401") && $0.contains("key=key_") })
+        #expect(!recorder.lines.contains { $0.contains(GatewayHarness.adminKey) || $0.contains("wrong-key-0123456789") }, "never a key")
+        #expect(recorder.count(.info, containing: "path=/readyz") == 0 && recorder.count(.debug, containing: "path=/readyz") == 1)
+        let metrics = String(decoding: try await harness.raw("GET", "/metrics", key: nil).1, as: UTF8.self)
+        #expect(metrics.contains(#"herald_gateway_http_requests_total{method="GET",status="404"} 1"#), "\(metrics.split(separator: "\n").filter { $0.contains("http_requests") })")
+    }
+
     /// DELETE with a send in flight answers at once and says what it removed; the send ends
     /// without a false "taken over" warning.
     @Test func deletingAnAppWithASendInFlightAnswersAtOnce() async throws {

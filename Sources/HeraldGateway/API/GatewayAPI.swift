@@ -34,6 +34,7 @@ struct GatewayAPI {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         let server = self.server
+        router.add(middleware: AccessLog(logger: server.configuration.logger, metrics: server.metrics))
         router.add(middleware: ErrorShapeMiddleware(logger: server.configuration.logger, methods: Self.methods(forPath:)) { error in
             (error as? StoreUnavailable).map(Self.unavailable)
         })
@@ -134,8 +135,11 @@ enum APIKeys {
     }
 
     static func stored(secret: String, name: String, apps: [String]?, now: Int64) -> StoredKey {
-        StoredKey(id: "key_" + String(hash(secret).prefix(12)), hash: hash(secret), name: name, apps: apps, createdAt: now)
+        StoredKey(id: keyID(secret: secret), hash: hash(secret), name: name, apps: apps, createdAt: now)
     }
+
+    /// The id a key is known by (`key_` and the start of its SHA-256): what logs name.
+    static func keyID(secret: String) -> String { "key_" + String(hash(secret).prefix(12)) }
 
     static func hash(_ secret: String) -> String {
         SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
