@@ -15,15 +15,18 @@ struct ServeCommand: AsyncParsableCommand {
             stored audience) is acknowledged once stored; workers send at APNs' pace through \
             Herald's client, retry what may be retried until the notification expires, mark tokens \
             APNs calls dead (later submissions skip them), and keep every token's outcome \
-            (GET /v1/apps/<app>/notifications/<id>/deliveries). A payload APNs would reject is \
-            refused at the door, with the lint findings.
+            (GET /v1/apps/<app>/notifications/<id>/deliveries). A payload with lint errors (what \
+            APNs rejects, and what the device would ignore, as herald send refuses them) is refused \
+            at the door with 422 and the findings; an expiration already past too.
 
             One machine: SQLite.
               herald serve --db gateway.db
             Several processes or machines: one PostgreSQL database for all of them. Workers claim \
             deliveries with SELECT ... FOR UPDATE SKIP LOCKED, under leases a live process keeps \
             extending; a process sends a delivery only while its lease outlasts the send, so a \
-            takeover never overlaps a live sender.
+            takeover never overlaps a live sender; a process cut off mid-transaction loses its \
+            session (and its locks) within seconds, and its claims are taken over once their \
+            lease runs out.
               herald serve --postgres postgres://herald:secret@db.internal:5432/herald
 
             Nothing accepted is lost. Duplicates: a process that dies mid-send (SIGKILL, a crash, \
@@ -32,30 +35,45 @@ struct ServeCommand: AsyncParsableCommand {
             per death. The same holds for outcomes waiting to be recorded when the database stays \
             unreachable for longer than --claim-lease. Nothing else sends twice.
 
-            The database away: API calls answer 503 with Retry-After (nothing half done), \
-            /readyz answers 503 within two seconds, no new deliveries are sent, what was sent is \
-            recorded once it is back; the log says once that it is unreachable (refused, timeout, \
-            authentication) and once that it is back, with the outage's length. APNs away: one \
-            connection attempt at a time, backing off to 30 seconds; deliveries wait and go out \
-            when it answers again.
+            The database away, or its disk full: API calls answer 503 with Retry-After (nothing \
+            half done), /readyz answers 503 within two seconds, no new deliveries are sent, what \
+            was sent is recorded once it is back; the log says so once when it starts and once \
+            when it ends. APNs away: one connection attempt at a time, backing off to 30 seconds; \
+            deliveries wait and go out when it answers again. APNs refusing the app itself (a \
+            wrong key, a certificate for another environment, a topic the key may not use, an \
+            untrusted endpoint): the app is paused, its deliveries wait, the log and an \
+            app.paused webhook say what to fix; fixing it with PATCH resumes it.
 
             The port is bound and the database checked before anything is created. At first start \
             an administrator API key is made and printed once (or set one with --admin-key-env \
-            VAR; --new-admin-key makes another if the first was lost). With it, register an app and its credentials:
+            VAR; --new-admin-key makes another if the first was lost). With it, register an app:
               curl -H "Authorization: Bearer $KEY" -d @app.json \\
                   http://127.0.0.1:8080/v1/apps
             where app.json is {"bundleId": "com.example.app", "environment": "production", \
             "token": {"key": "<the .p8 file's text>", "keyId": "ABC123DEFG", "teamId": \
-            "DEF123GHIJ"}} (or "certificate": {"p12": "<base64>", "password": "..."}; a \
-            "server": {"host", "port", "caCertificate"} sends to a herald mock instead; "webhook": \
-            {"url", "secret", "events"} posts outcomes, signed with an HMAC in Herald-Signature). \
-            Then send:
+            "DEF123GHIJ"}} (or "certificate": {"p12": "<base64>", "password": "..."}). Optional: \
+            "server": {"host", "port", "caCertificate": "<the CA's PEM text>", "plaintext": \
+            true} sends to a herald mock instead of Apple; "rateLimit" is sends per second per \
+            process; "concurrency" requests in flight per process; "webhook": {"url", "secret", \
+            "events"} posts outcomes, signed with an HMAC in Herald-Signature. Then send:
               curl -H "Authorization: Bearer $KEY" -H "Idempotency-Key: order-1234" \\
                   -d '{"payload":{"aps":{"alert":"Hello"}},"tokens":["740f4707..."]}' \\
                   http://127.0.0.1:8080/v1/apps/com.example.app/notifications
+            An Idempotency-Key makes a retried submission answer the first one, for as long as \
+            the notification is kept (--retain-days). Devices: POST .../devices {"tokens": [...], \
+            "tags": [...]} replaces their tags; "addTags" and "removeTags" edit them.
+
+            Change an app in place (devices and history stay), as in a key rotation:
+              curl -X PATCH -H "Authorization: Bearer $KEY" -d @rotate.json \\
+                  http://127.0.0.1:8080/v1/apps/com.example.app
+            where rotate.json is {"token": {"key": "<the new .p8's text>", "keyId": \
+            "NEWKEY1234"}}: a JSON merge patch, checked as at registration; sends under way finish \
+            with the old key, the next use the new. POST .../resume resumes a paused app whose fix \
+            was elsewhere. DELETE /v1/apps/<app> answers at once with what it removed.
 
             Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
-            send rate, outcomes by reason, retries, latency), /v1/openapi.json for the API. \
+            send rate, outcomes by reason, retries, latency, paused apps), /v1/openapi.json for \
+            the API; an access line per request (never a key); times are RFC 3339 in UTC. \
             SIGTERM or SIGINT stops gracefully, within --grace seconds: the API and the claims stop \
             at once, what has not started sending is given back (another process may send it at \
             once), sends under way end and are recorded; whatever is left at the end of the grace \

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLint
 import HeraldProtocol
 import HeraldTestSupport
 import Testing
@@ -14,6 +15,24 @@ import Testing
         let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
         let newest = try #require(releases.first)
         #expect(newest.hasPrefix("## [\(HeraldVersion.semantic)] - "), "\(newest)")
+    }
+
+    /// What the front door and the map say agrees with the code: the version in the README's
+    /// install and dependency lines, the number of lint rules in the README and ARCHITECTURE.md.
+    @Test func theReadmeAndTheArchitectureSayTheCurrentVersionAndRuleCount() throws {
+        let readme = try String(contentsOf: Fixtures.repositoryRoot.appending(path: "README.md"), encoding: .utf8)
+        let architecture = try String(contentsOf: Fixtures.repositoryRoot.appending(path: "ARCHITECTURE.md"), encoding: .utf8)
+        #expect(readme.contains("herald --version                       # \(HeraldVersion.semantic) (commit …)"), "the install block's version")
+        #expect(readme.contains(#".package(url: "https://github.com/<owner>/herald.git", from: "\#(HeraldVersion.semantic)")"#), "the dependency line's version")
+        let count = LintCatalog.rules.count
+        #expect(readme.contains("| `HeraldLint` | \(count) rules"), "README: \(count) rules")
+        #expect(architecture.contains("HeraldLint            \(count) rules"), "ARCHITECTURE.md: \(count) rules")
+        // No other count of rules anywhere in either.
+        for text in [readme, architecture] {
+            let words = text.split(whereSeparator: \.isWhitespace)
+            let counts = zip(words, words.dropFirst()).compactMap { pair in pair.1.hasPrefix("rules") ? Int(pair.0) : nil }
+            #expect(counts.allSatisfy { $0 == count }, "\(counts)")
+        }
     }
 
     @Test func heraldVersionPrintsTheVersionAndTheCommit() throws {
