@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "HeraldHTTPAPI",
             dependencies: [
-                "HeraldJSON",
+                "HeraldJSON", "HeraldLocalization",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import HeraldJSON
+import HeraldLocalization
 
 /// How both of Herald's HTTP APIs (the gateway's and the mock's), their webhooks, event streams
 /// and the inbox write a moment: RFC 3339 in UTC with milliseconds, `2026-11-27T12:40:54.123Z`.
@@ -14,7 +15,7 @@ package enum APITime {
     package static func format(milliseconds: Int64) -> String {
         let clamped = min(max(milliseconds, minimum), maximum)
         let (days, dayMilliseconds) = floorDivide(clamped, 86_400_000)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.civil(fromDaysSinceUnixEpoch: Int(days))
         var text = ""
         text.reserveCapacity(24)
         func digits(_ value: Int64, _ count: Int) {
@@ -26,7 +27,7 @@ package enum APITime {
             }
             text.append(contentsOf: digits)
         }
-        digits(year, 4); text += "-"; digits(month, 2); text += "-"; digits(day, 2); text += "T"
+        digits(Int64(year), 4); text += "-"; digits(Int64(month), 2); text += "-"; digits(Int64(day), 2); text += "T"
         digits(dayMilliseconds / 3_600_000, 2); text += ":"; digits(dayMilliseconds / 60_000 % 60, 2); text += ":"
         digits(dayMilliseconds / 1_000 % 60, 2); text += "."; digits(dayMilliseconds % 1_000, 3); text += "Z"
         return text
@@ -84,7 +85,7 @@ package enum APITime {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = days(fromCivil: year, month, day)
+        let days = Int64(CivilDate.daysSinceUnixEpoch(year: Int(year), month: Int(month), day: Int(day)))
         // A leap second (:60) is read as the next second's start.
         return days * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1_000 + milliseconds - offset
     }
@@ -106,28 +107,5 @@ package enum APITime {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Howard Hinnant's days-from-civil: the proleptic Gregorian calendar, days since 1970-01-01.
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of ``days(fromCivil:_:_:)``.
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

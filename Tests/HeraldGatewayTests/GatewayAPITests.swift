@@ -353,22 +353,24 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
 
         let harness = try await GatewayHarness.start()
         defer { Task { await harness.stop() } }
-        try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:\#(port)/hooks/apns","secret":"\#(secret)","events":["token.dead","delivery.rejected","delivery.accepted"]}"#)
+        try await harness.registerApp(extra: #","webhook":{"url":"http://127.0.0.1:\#(port)/hooks/apns","secret":"\#(secret)","events":["token.dead","delivery.rejected","delivery.accepted","job.done"]}"#)
         let tokens = GatewayHarness.tokens(2, salt: 8)
         harness.mock.unregister(tokens[0], at: Date(timeIntervalSince1970: 1_790_000_123))
-        let job = try await harness.submit(tokens: tokens)
-        _ = try await harness.waitUntilDone(job)
+        let job = try await harness.submit(tokens: tokens, extra: #","metadata":{"order":"A-1234","campaign":7}"#)
+        let summary = try await harness.waitUntilDone(job)
+        #expect(summary.root["metadata"]?["order"]?.stringValue == "A-1234", "the job gives its metadata back")
+        #expect(try await harness.call("GET", "/v1/apps/\(GatewayHarness.bundleID)/notifications/\(job)/deliveries").1?.root["metadata"]?["campaign"]?.int64Value == 7)
 
-        // Three events; the first answer was a 500, so one of them came twice.
+        // Four events; the first answer was a 500, so one of them came twice.
         var lines: [JSONDocument] = []
         for _ in 0..<200 {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             lines = text.split(separator: "\n").compactMap { try? JSONDocument(parsing: Array($0.utf8)) }
-            if lines.filter({ $0.root["status"]?.int64Value == 204 }).count >= 3 { break }
+            if lines.filter({ $0.root["status"]?.int64Value == 204 }).count >= 4 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let delivered = lines.filter { $0.root["status"]?.int64Value == 204 }
-        #expect(delivered.count == 3 && lines.count == 4, "\(lines.map(\.root.value))")
+        #expect(delivered.count == 4 && lines.count == 5, "\(lines.map(\.root.value))")
         #expect(lines.allSatisfy { $0.root["verified"]?.boolValue == true }, "every signature verifies with the secret")
         #expect(lines.allSatisfy { $0.root["tamperedVerifies"]?.boolValue == false }, "a changed body does not")
         #expect(lines.allSatisfy { $0.root["contentType"]?.stringValue == "application/json" })
@@ -378,6 +380,10 @@ func JSONWriterBytes(_ value: JSONValue) throws -> [UInt8] {
         #expect(dead["unregisteredAt"]?.stringValue == "2026-09-21T14:15:23.000Z" && dead["job"]?.stringValue == job && dead["app"]?.stringValue == GatewayHarness.bundleID)
         #expect(events.contains { $0["type"]?.stringValue == "delivery.rejected" && $0["token"]?.stringValue == tokens[0].hex })
         #expect(events.contains { $0["type"]?.stringValue == "delivery.accepted" && $0["token"]?.stringValue == tokens[1].hex })
+        #expect(events.allSatisfy { $0["metadata"]?["order"]?.stringValue == "A-1234" }, "every event carries the submission's metadata")
+        let finished = try #require(events.first { $0["type"]?.stringValue == "job.done" })
+        #expect(finished["job"]?.stringValue == job && finished["counts"]?["accepted"]?.int64Value == 1 && finished["counts"]?["rejected"]?.int64Value == 1,
+                "\(finished.value)")
         let retried = try #require(lines.first { $0.root["status"]?.int64Value == 500 })
         #expect(delivered.contains { $0.root["event"]?["id"]?.stringValue == retried.root["event"]?["id"]?.stringValue }, "the retry is the same event")
     }

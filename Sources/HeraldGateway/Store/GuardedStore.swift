@@ -347,35 +347,35 @@ final class DatabaseHealth: Sendable {
     }
 
     private func probeForRoom() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(2))
-            guard !Task.isCancelled, state.withLock({ $0.full != nil }) else { return }
-            let store = self.store
-            do {
-                try await withDeadline(.seconds(3), "the database's write probe") { try await store.probeWrite() }
-                wrote()
-                return
-            } catch {
-                logger.debug("the database still takes no writes", metadata: ["cause": "\(store.describe(error))"])
-            }
-        }
+        await probe(every: .seconds(2), while: { $0.full != nil }, named: "the database's write probe", still: "the database still takes no writes") {
+            try await $0.probeWrite()
+        } then: { self.wrote() }
     }
 
     /// Every second while down: a ping with a two-second deadline (a new connection pool once
     /// the server answers again, so recovery does not wait for the old pool's backoff).
     private func probeUntilBack() async {
+        await probe(every: .seconds(1), while: { $0.down != nil }, named: "the database's probe", still: "the database is still unreachable") {
+            try await $0.ping()
+        } then: { self.answered() }
+    }
+
+    /// Every `interval` while `needed` holds: `check` with a three-second deadline; `then` once
+    /// it passes.
+    private func probe(
+        every interval: Duration, while needed: @Sendable (State) -> Bool, named what: String, still: String,
+        _ check: @escaping @Sendable (any GatewayStore) async throws -> Void, then passed: () -> Void
+    ) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            guard !Task.isCancelled, state.withLock({ $0.down != nil }) else { return }
+            try? await Task.sleep(for: interval)
+            guard !Task.isCancelled, state.withLock({ needed($0) }) else { return }
             let store = self.store
             do {
-                try await withDeadline(.seconds(3), "the database's probe") {
-                    try await store.ping()
-                }
-                answered()
+                try await withDeadline(.seconds(3), what) { try await check(store) }
+                passed()
                 return
             } catch {
-                logger.debug("the database is still unreachable", metadata: ["cause": "\(store.describe(error))"])
+                logger.debug("\(still)", metadata: ["cause": "\(store.describe(error))"])
             }
         }
     }
