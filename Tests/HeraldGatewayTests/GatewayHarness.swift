@@ -38,16 +38,7 @@ struct GatewayHarness {
         gateway configureGateway: (inout GatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayHarness {
         let key = ProviderSigningKey.generate(keyID: keyID, teamID: teamID)
-        var mockConfiguration = MockConfiguration()
-        mockConfiguration.port = 0
-        mockConfiguration.apiPort = nil
-        mockConfiguration.channelPort = nil
-        mockConfiguration.transport = .generatedTLS
-        mockConfiguration.keys = [key.publicKey]
-        mockConfiguration.storeCapacity = 200_000
-        configureMock(&mockConfiguration)
-        let mock = try MockAPNsServer(configuration: mockConfiguration)
-        try await mock.start()
+        let mock = try await startMock(key: key, configureMock)
 
         var keep: [any Sendable] = []
         let database: GatewayConfiguration.Database
@@ -74,6 +65,21 @@ struct GatewayHarness {
         let gateway = try await GatewayServer.open(configuration: configuration)
         try await gateway.start()
         return GatewayHarness(mock: mock, gateway: gateway, key: key, port: gateway.port ?? 0, keep: keep)
+    }
+
+    /// A mock over TLS (a CA of its own) that knows `key`, started.
+    static func startMock(key: ProviderSigningKey, _ configure: (inout MockConfiguration) -> Void = { _ in }) async throws -> MockAPNsServer {
+        var configuration = MockConfiguration()
+        configuration.port = 0
+        configuration.apiPort = nil
+        configuration.channelPort = nil
+        configuration.transport = .generatedTLS
+        configuration.keys = [key.publicKey]
+        configuration.storeCapacity = 200_000
+        configure(&configuration)
+        let mock = try MockAPNsServer(configuration: configuration)
+        try await mock.start()
+        return mock
     }
 
     func stop() async {

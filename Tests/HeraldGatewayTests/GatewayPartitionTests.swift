@@ -24,15 +24,8 @@ import Testing
         proxied.port = proxyPort
 
         let key = ProviderSigningKey.generate(keyID: GatewayHarness.keyID, teamID: GatewayHarness.teamID)
-        var mockConfiguration = MockConfiguration()
-        mockConfiguration.port = 0
-        mockConfiguration.apiPort = nil
-        mockConfiguration.channelPort = nil
-        mockConfiguration.transport = .generatedTLS
-        mockConfiguration.keys = [key.publicKey]
-        mockConfiguration.faults = [try FaultRule(parsing: "delay=300ms")]
-        let mock = try MockAPNsServer(configuration: mockConfiguration)
-        try await mock.start()
+        let delay = try FaultRule(parsing: "delay=300ms")
+        let mock = try await GatewayHarness.startMock(key: key) { $0.faults = [delay] }
         defer { Task { await mock.stop() } }
 
         func gateway(_ database: String, worker: String) async throws -> GatewayServer {
