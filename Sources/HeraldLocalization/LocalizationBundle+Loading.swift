@@ -57,7 +57,15 @@ extension LocalizationBundle {
         } else {
             throw LocalizationFileError(path: path, location: nil, message: "expected a .strings, .stringsdict or .xcstrings file, or a bundle directory")
         }
-        let key = localization ?? "*"
+        var key = localization ?? "*"
+        if localization == "Base" {
+            // As in a bundle without a development region: Base.lproj holds English, Xcode's
+            // default (its plural rules: 1 is "one"), so the table reads the same either way.
+            key = "en"
+            bundle.developmentRegion = "en"
+            bundle.diagnostics.append(LocalizationDiagnostic(
+                .info, "a table in Base.lproj holds the development language's strings: taken as English, Xcode's default"))
+        }
         bundle.tables = [key: ["Localizable": table]]
         bundle.localizations = [key]
         bundle.isSingleTable = true

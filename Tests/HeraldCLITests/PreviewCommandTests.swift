@@ -32,6 +32,22 @@ import Testing
         #expect(result.output.contains("Language      fr"))
     }
 
+    /// A .stringsdict in Base.lproj reads the same given alone as through its bundle: English
+    /// plural rules (Base is the development language, English by Xcode's default).
+    @Test func aBaseTableGivesTheSameTextAloneAsInItsBundle() throws {
+        let directory = try TemporaryDirectory()
+        let table = try ExternalTools.plistlib(json: #"""
+            {"YEARS_LEFT": {"NSStringLocalizedFormatKey": "%#@years@ left",
+             "years": {"NSStringFormatSpecTypeKey": "NSStringPluralRuleType", "NSStringFormatValueTypeKey": "@", "one": "%@ year", "other": "%@ years"}}}
+            """#, format: "XML")
+        try directory.write("App/Base.lproj/Localizable.stringsdict", bytes: table)
+        try directory.write("one.json", #"{"aps":{"alert":{"loc-key":"YEARS_LEFT","loc-args":["1"]}}}"#)
+        let alone = try HeraldProcess.run(["preview", "--strings", directory.path("App/Base.lproj/Localizable.stringsdict"), directory.path("one.json")])
+        let bundled = try HeraldProcess.run(["preview", "--bundle", directory.path("App"), directory.path("one.json")])
+        #expect(alone.status == 0 && bundled.status == 0, "\(alone.stderr) \(bundled.stderr)")
+        #expect(alone.output.contains("Body          1 year left") && bundled.output.contains("Body          1 year left"), "\(alone.output)\n\(bundled.output)")
+    }
+
     @Test func stdinAndNoBundle() throws {
         let result = try HeraldProcess.run(["preview", "-"], stdin: Array(#"{"aps":{"alert":{"loc-key":"HELLO_%@","loc-args":["Ada"]}}}"#.utf8))
         #expect(result.status == 0)
