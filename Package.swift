@@ -153,6 +153,8 @@ let package = Package(
             name: "HeraldGateway",
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync", "HeraldSQL", "HeraldHTTPAPI",
+                // Language matching for a notification's variants (the rules iOS follows).
+                "HeraldLocalization",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

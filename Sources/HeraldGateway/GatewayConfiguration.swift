@@ -38,8 +38,8 @@ public struct GatewayConfiguration: Sendable {
     /// Backoff between a delivery's attempts.
     var retry = GatewayRetryPolicy()
     /// How long finished notifications (with their deliveries) and delivered webhook events
-    /// are kept (``Retention``); `nil` keeps them for ever. Devices and what still waits are
-    /// never pruned.
+    /// are kept (a pass a minute prunes them in small batches); `nil` keeps them for ever.
+    /// Devices and what still waits are never pruned.
     public var retention: Duration? = .seconds(30 * 86_400)
     /// Rows deleted per retention batch (each its own short transaction).
     public var retentionBatch: Int = 1_000

@@ -2,6 +2,7 @@ import Foundation
 import HeraldHTTPAPI
 import HeraldJSON
 import HeraldLint
+import HeraldLocalization
 import HeraldProtocol
 import Hummingbird
 import Logging
@@ -243,46 +244,78 @@ public final class GatewayServer: Service, Sendable {
             metrics.submission(app.id, "refused")
             var extra: [(String, JSONValue)] = []
             if let reason = error.reason { extra.append(("reason", .string(reason.rawValue))) }
-            if !error.findings.isEmpty { extra.append(("findings", .array(error.findings.map(GatewayAPI.findingValue)))) }
+            if !error.findings.isEmpty {
+                // A variant's findings point into `localized` (its alert), the payload's into it.
+                let findings = error.findings.map { finding in
+                    error.variant.map { GatewayAPI.findingValue(finding, under: $0, replacing: "/aps/alert") } ?? GatewayAPI.findingValue(finding)
+                }
+                extra.append(("findings", .array(findings)))
+            }
             return GatewayAPI.error(HTTPResponse.Status(code: error.status), error.message, pointer: error.pointer, extra: extra)
         }
-        let tokens: [DeviceToken]
-        switch submission.recipients {
-        case .tokens(let list): tokens = list
-        case .audience(let tag):
-            tokens = try await store.audience(app: app.id, tag: tag)
-            guard !tokens.isEmpty else {
-                metrics.submission(app.id, "refused")
-                return GatewayAPI.error(.unprocessableContent, "the audience has no active device: register tokens with POST /v1/apps/\(app.id)/devices", pointer: "/audience")
-            }
-        }
         let now = nowMilliseconds
-        let job = NewJob(
+        let audience: JobAudience
+        var description: String?
+        switch submission.recipients {
+        case .tokens(let list): audience = .tokens(list.map { ($0.hex, APNsID.fastRandom().uuidString) })
+        case .audience(nil): audience = .all; description = "all"
+        case .audience(let tag?): audience = .tag(tag); description = "tag:\(tag)"
+        case .users(let users): audience = .users(users); description = "users:\(users.count)"
+        }
+        // An audience is counted first: an empty one is a mistake to say at once (users without
+        // devices are counted in the job instead), and the count sizes the database's deadline.
+        let size = try await store.audienceSize(app: app.id, audience: audience)
+        if size == 0, case .audience = submission.recipients {
+            metrics.submission(app.id, "refused")
+            return GatewayAPI.error(.unprocessableContent, "the audience has no active device: register tokens with POST /v1/apps/\(app.id)/devices", pointer: "/audience")
+        }
+        let languages = submission.variants.map(\.language)
+        let schedule = submission.schedule, fallbackZone = app.timeZone
+        var job = NewJob(
             id: UUID().uuidString.lowercased(), app: app.id, idempotencyKey: idempotencyKey, requestHash: submission.requestHash,
             headers: submission.headersJSON, payload: submission.payload,
             expiresAt: submission.retryDeadline(now: now, window: configuration.retryWindow),
-            tokens: tokens.map { ($0.hex, APNsID.fastRandom().uuidString) }, now: now, metadata: submission.metadata,
+            audience: audience, now: now, dueAt: { schedule.dueAt(zone: $0, fallback: fallbackZone, now: now) }, metadata: submission.metadata,
             doneWebhook: app.webhook?.events.contains(.jobDone) ?? false)
-        switch try await store.submit(job) {
+        job.variants = submission.variants.enumerated().map { JobVariant(index: $0.offset + 1, language: $0.element.language, payload: $0.element.payload) }
+        // The variant iOS would choose for a device's language among those given.
+        job.variant = { language in
+            LanguageMatcher.bestMatch(for: language, in: languages).flatMap { languages.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
+        }
+        if case .local(let time) = schedule {
+            job.isLocalSchedule = true
+            job.localTime = time.description
+        }
+        job.audienceDescription = description
+        switch try await store.submit(job, recipients: size) {
         case .created(let summary):
             metrics.submission(app.id, "accepted")
-            metrics.submittedTokens(app.id, tokens.count)
+            metrics.submittedTokens(app.id, summary.tokenCount)
             running.withLock { $0.dispatcher }?.nudge()
-            return GatewayAPI.json(Self.acknowledgement(summary, findings: submission.findings), status: .accepted, headers: [.location: "/v1/apps/\(app.id)/notifications/\(summary.id)"])
+            return GatewayAPI.json(
+                Self.acknowledgement(summary, findings: submission.findings, localized: submission.localizedFindings, now: now), status: .accepted,
+                headers: [.location: "/v1/apps/\(app.id)/notifications/\(summary.id)"])
         case .existing(let summary):
             metrics.submission(app.id, "replayed")
-            return GatewayAPI.json(Self.acknowledgement(summary, findings: submission.findings), status: .ok, headers: [.init("Idempotent-Replayed")!: "true"])
+            return GatewayAPI.json(
+                Self.acknowledgement(summary, findings: submission.findings, localized: submission.localizedFindings, now: now), status: .ok,
+                headers: [.init("Idempotent-Replayed")!: "true"])
         case .conflict(let id):
             metrics.submission(app.id, "conflict")
             return GatewayAPI.error(.conflict, "Idempotency-Key was used for another request (notification \(id)); use a new key for a new request")
         }
     }
 
-    static func acknowledgement(_ summary: JobSummary, findings: [HeraldLint.LintDiagnostic]) -> JSONValue {
-        var value = GatewayAPI.jobValue(summary)
+    static func acknowledgement(
+        _ summary: JobSummary, findings: [HeraldLint.LintDiagnostic], localized: [(HeraldLint.LintDiagnostic, String)] = [], now: Int64
+    ) -> JSONValue {
+        var value = GatewayAPI.jobValue(summary, now: now)
         if case .object(var object) = value {
-            // What the linter found that APNs does not reject (the device may still ignore it).
-            object.members.append(.init(key: "findings", value: .array(findings.map(GatewayAPI.findingValue))))
+            // What the linter found that does not refuse it (the device may still ignore it);
+            // a variant's alert findings point into `localized`.
+            let all = findings.map { GatewayAPI.findingValue($0) }
+                + localized.map { GatewayAPI.findingValue($0.0, under: $0.1, replacing: "/aps/alert") }
+            object.members.append(.init(key: "findings", value: .array(all)))
             value = .object(object)
         }
         return value

@@ -38,7 +38,10 @@ import Testing
         let times = found.filter { Self.isTime($0.0) }
         #expect(!times.isEmpty)
         for (name, schema) in times {
-            let types = schema["type"].map { $0.arrayValue ?? [$0] } ?? []
+            // A value that may be given several ways (a schedule: a time or a local time) gives
+            // the time as a string.
+            let branches = schema["oneOf"]?.arrayValue ?? [schema]
+            let types = branches.flatMap { branch in branch["type"].map { $0.arrayValue ?? [$0] } ?? [] }
             #expect(types.contains("string") && !types.contains("integer") && !types.contains("number"), "\(api): \(name) is \(schema)")
         }
         // One error shape: {"error": {"message", "pointer"?, …}}.

@@ -40,7 +40,7 @@ import Testing
         NewJob(
             id: id, app: app, idempotencyKey: key, requestHash: hash, headers: #"{"pushType":"alert","topic":"com.example.app"}"#,
             payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), expiresAt: expiresAt,
-            tokens: tokens.enumerated().map { ($1, "00000000-0000-4000-8000-\(String(format: "%012x", $0))") }, now: now)
+            audience: .tokens(tokens.enumerated().map { ($1, "00000000-0000-4000-8000-\(String(format: "%012x", $0))") }), now: now, dueAt: { _ in now })
     }
 
     static func summary(_ result: SubmitResult) -> JobSummary? {
@@ -88,7 +88,7 @@ import Testing
         #expect(deleted == AppDeletion(devices: 1, notifications: 1, deliveries: 2, webhookEvents: 1))
         #expect(try await store.app(id: "a") == nil)
         #expect(try await store.job(app: "a", id: "j") == nil)
-        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: nil, limit: 10).isEmpty, "its devices go with it")
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, after: nil, limit: 10).isEmpty, "its devices go with it")
         #expect(try await store.deleteApp(id: "a") == nil)
     }
 
@@ -104,19 +104,19 @@ import Testing
         try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(add: ["vip", "beta"]), now: 2)
         try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(add: ["vip"], remove: ["beta", "never"]), now: 2)
         try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(replace: nil), now: 2)
-        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: tokens[3].hex, limit: 1).first?.tags == ["vip"])
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, after: tokens[3].hex, limit: 1).first?.tags == ["vip"])
         try await store.upsertDevices(app: "a", tokens: [tokens[4]], tags: DeviceTags(remove: ["vip"]), now: 2)
-        #expect(try await store.devices(app: "a", state: nil, tag: nil, after: tokens[3].hex, limit: 1).first?.tags == [])
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, after: tokens[3].hex, limit: 1).first?.tags == [])
         try await store.upsertDevices(app: "other", tokens: tokens, tags: ["beta"], now: 3)
-        #expect(try await store.audience(app: "a", tag: nil) == tokens)
-        #expect(try await store.audience(app: "a", tag: "beta") == Array(tokens.prefix(3)))
-        #expect(try await store.audience(app: "a", tag: "bet").isEmpty, "a tag matches whole")
-        let page = try await store.devices(app: "a", state: nil, tag: nil, after: tokens[1].hex, limit: 2)
+        #expect(try await store.audienceTokens(app: "a", tag: nil) == tokens)
+        #expect(try await store.audienceTokens(app: "a", tag: "beta") == Array(tokens.prefix(3)))
+        #expect(try await store.audienceTokens(app: "a", tag: "bet").isEmpty, "a tag matches whole")
+        let page = try await store.devices(app: "a", state: nil, tag: nil, user: nil, after: tokens[1].hex, limit: 2)
         #expect(page.map(\.token) == [tokens[2].hex, tokens[3].hex])
         #expect(page[0].tags == ["beta", "staff"] && page[0].state == .active)
         #expect(try await store.deleteDevice(app: "a", token: tokens[0]))
         #expect(try await !store.deleteDevice(app: "a", token: tokens[0]))
-        #expect(try await store.audience(app: "a", tag: "beta") == [tokens[1], tokens[2]])
+        #expect(try await store.audienceTokens(app: "a", tag: "beta") == [tokens[1], tokens[2]])
     }
 
     @Test(arguments: Backend.available)
@@ -227,13 +227,13 @@ import Testing
             DeliveryOutcome(delivery: claimed[1], result: .rejected(status: 400, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true)),
             DeliveryOutcome(delivery: claimed[2], result: .accepted(status: 200), webhooks: [#"{"type":"delivery.accepted"}"#]),
         ], worker: "w", now: 2_000)
-        let dead = try await store.devices(app: "app", state: .dead, tag: nil, after: nil, limit: 10)
+        let dead = try await store.devices(app: "app", state: .dead, tag: nil, user: nil, after: nil, limit: 10)
         #expect(dead.map(\.token) == [tokens[0], tokens[1]].sorted())
         #expect(dead.first { $0.token == tokens[0] }?.deadAt == 123_456 && dead.first { $0.token == tokens[1] }?.deadAt == 2_000)
-        #expect(try await store.audience(app: "app", tag: nil) == [try DeviceToken(hex: tokens[2])], "dead tokens leave the audience")
+        #expect(try await store.audienceTokens(app: "app", tag: nil) == [try DeviceToken(hex: tokens[2])], "dead tokens leave the audience")
         // Registered again: active again.
         try await store.upsertDevices(app: "app", tokens: [try DeviceToken(hex: tokens[0])], tags: [], now: 3_000)
-        #expect(try await store.devices(app: "app", state: .dead, tag: nil, after: nil, limit: 10).map(\.token) == [tokens[1]])
+        #expect(try await store.devices(app: "app", state: .dead, tag: nil, user: nil, after: nil, limit: 10).map(\.token) == [tokens[1]])
 
         let events = try await store.claimWebhooks(worker: "w", limit: 10, now: 2_000, leaseUntil: 5_000)
         #expect(events.map(\.body) == [#"{"type":"token.dead"}"#, #"{"type":"delivery.accepted"}"#] && events.allSatisfy { $0.attempts == 1 })
@@ -298,7 +298,7 @@ import Testing
         let retried = try await store.claim(worker: "w", limit: 5, now: 1_300, leaseUntil: 9_000, takeOver: true)
         try await store.record(retried.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200), doneWebhook: true) }, worker: "w", now: 1_400)
         let done = try #require(try await store.job(app: "app", id: "j1"))
-        #expect(done.status == .done && done.finishedAt == 1_400 && done.metadata == #"{"order":42}"#)
+        #expect(done.status(at: 2_000) == .done && done.finishedAt == 1_400 && done.metadata == #"{"order":42}"#)
         let events = try await store.claimWebhooks(worker: "w", limit: 10, now: 1_400, leaseUntil: 2_000)
         #expect(events.count == 1 && events[0].body.contains(#""type":"job.done""#) && events[0].body.contains(#""order":42"#))
         #expect(events[0].body.contains(#""accepted":3"#) && events[0].body.contains(#""rejected":1"#) && events[0].body.contains(#""expired":1"#), "\(events)")
@@ -306,13 +306,13 @@ import Testing
 
         // Listing: newest first; a job arriving between pages does not shift them.
         for index in 2...6 { _ = try await store.submit(Self.job("j\(index)", tokens: Self.tokens(1, salt: index), now: 1_000 + Int64(index))) }
-        let first = try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: nil, limit: 3)
+        let first = try await store.jobs(app: "app", status: nil, now: 1_000, from: nil, until: nil, before: nil, limit: 3)
         #expect(first.map(\.id) == ["j6", "j5", "j4"])
         _ = try await store.submit(Self.job("j7", tokens: Self.tokens(1, salt: 7), now: 2_000))
-        let second = try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: JobCursor(createdAt: first[2].createdAt, id: first[2].id), limit: 3)
+        let second = try await store.jobs(app: "app", status: nil, now: 1_000, from: nil, until: nil, before: JobCursor(createdAt: first[2].createdAt, id: first[2].id), limit: 3)
         #expect(second.map(\.id) == ["j3", "j2", "j1"])
-        #expect(try await store.jobs(app: "app", status: .done, from: nil, until: nil, before: nil, limit: 10).map(\.id) == ["j1"])
-        #expect(try await store.jobs(app: "app", status: .sending, from: 1_003, until: 1_005, before: nil, limit: 10).map(\.id) == ["j4", "j3"])
+        #expect(try await store.jobs(app: "app", status: .done, now: 1_000, from: nil, until: nil, before: nil, limit: 10).map(\.id) == ["j1"])
+        #expect(try await store.jobs(app: "app", status: .sending, now: 1_000, from: 1_003, until: 1_005, before: nil, limit: 10).map(\.id) == ["j4", "j3"])
 
         // Retention: before j1 finished, nothing; after, its 5 deliveries in batches of 2, then
         // the job; the sent event; never the open jobs.
@@ -329,7 +329,7 @@ import Testing
         }
         #expect(total == Pruned(jobs: 1, deliveries: 5, webhookEvents: 1, more: false) && calls == 4, "\(total) in \(calls) calls")
         #expect(try await store.job(app: "app", id: "j1") == nil)
-        #expect(try await store.jobs(app: "app", status: nil, from: nil, until: nil, before: nil, limit: 10).count == 6, "open jobs stay")
+        #expect(try await store.jobs(app: "app", status: nil, now: 1_000, from: nil, until: nil, before: nil, limit: 10).count == 6, "open jobs stay")
     }
 
     @Test func processesStartingAtOnceMigrateOnce() async throws {
@@ -356,5 +356,12 @@ extension NewJob {
         copy.app = app
         copy.id += "-" + app
         return copy
+    }
+}
+
+extension GatewayStore {
+    /// The active tokens of an app (with `tag`, only those tagged so), in token order.
+    func audienceTokens(app: String, tag: String?) async throws -> [DeviceToken] {
+        try await devices(app: app, state: .active, tag: tag, user: nil, after: nil, limit: 1_000_000).compactMap { try? DeviceToken(hex: $0.token) }
     }
 }

@@ -92,7 +92,8 @@ struct ServeProcess {
     /// request went out): APNs may have them, so each may arrive twice.
     func unansweredSends() async throws -> Int {
         var count = 0
-        for reason in ["no answer in time", "connection failed"] {
+        // The reasons' kinds as the metric labels them (Dispatcher.metricReason).
+        for reason in ["timeout", "connection"] {
             count += Int(try await metric("herald_gateway_deliveries_total", labels: ["state": "retry", "reason": reason]) ?? 0)
         }
         return count

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldHTTPAPI
 import HeraldJSON
 import HeraldProtocol
@@ -12,7 +13,7 @@ extension GatewayAPI {
             var request = request
             let app = try await server.app(request, context)
             let root = try await Self.document(&request).root
-            try Self.refuseUnknown(root, allowed: ["tokens", "tags", "addTags", "removeTags"])
+            try Self.refuseUnknown(root, allowed: ["tokens", "tags", "addTags", "removeTags", "user", "language", "timeZone"])
             guard let list = root["tokens"], list.kind == .array, list.count > 0 else {
                 return Self.error(.badRequest, "required: \"tokens\", an array of hex device tokens", pointer: "/tokens")
             }
@@ -23,11 +24,33 @@ extension GatewayAPI {
                 }
                 tokens.append(token)
             }
-            var tags = DeviceTags(replace: nil)
-            tags.replace = try Self.tagList(root, "tags")
-            tags.add = try Self.tagList(root, "addTags") ?? []
-            tags.remove = try Self.tagList(root, "removeTags") ?? []
-            try await server.store.upsertDevices(app: app.id, tokens: tokens, tags: tags, now: server.nowMilliseconds)
+            var registration = DeviceRegistration()
+            registration.tags.replace = try Self.tagList(root, "tags")
+            registration.tags.add = try Self.tagList(root, "addTags") ?? []
+            registration.tags.remove = try Self.tagList(root, "removeTags") ?? []
+            if let node = root["user"] {
+                guard let user = node.stringValue, !user.isEmpty, user.count <= Submission.maximumUserBytes else {
+                    return Self.error(.badRequest, "your own id for the user: a string of 1 to \(Submission.maximumUserBytes) bytes", pointer: "/user")
+                }
+                // Characters within the schema's count, bytes over: well-formed, too long to keep.
+                guard user.utf8.count <= Submission.maximumUserBytes else {
+                    return Self.error(.unprocessableContent, "\(user.utf8.count) bytes; a user id is at most \(Submission.maximumUserBytes) bytes of UTF-8", pointer: "/user")
+                }
+                registration.user = user
+            }
+            if let node = root["language"] {
+                guard let language = node.stringValue, Submission.isLanguageTag(language) else {
+                    return Self.error(.badRequest, "the device's preferred language, BCP 47 (en, fr-CA, zh-Hant-HK)", pointer: "/language")
+                }
+                registration.language = language.replacingOccurrences(of: "_", with: "-")
+            }
+            if let node = root["timeZone"] {
+                guard let zone = node.stringValue, LocalTime.zone(zone) != nil else {
+                    return Self.error(.badRequest, "\(node.stringValue.map { "\($0) is not a zone of the system's time-zone database" } ?? "a time zone"): an IANA name such as Europe/Paris or America/New_York", pointer: "/timeZone")
+                }
+                registration.timeZone = zone
+            }
+            try await server.store.upsertDevices(app: app.id, tokens: tokens, registration: registration, now: server.nowMilliseconds)
             return Self.json(["registered": .number(JSONNumber(tokens.count))])
         }
         router.get("/v1/apps/{app}/devices") { request, context in
@@ -39,16 +62,31 @@ extension GatewayAPI {
             }
             let limit = try Self.limit(query["limit"])
             let devices = try await server.store.devices(
-                app: app.id, state: state, tag: query["tag"].map(String.init), after: query["after"].map(String.init), limit: limit)
+                app: app.id, state: state, tag: query["tag"].map(String.init), user: query["user"].map(String.init), after: query["after"].map(String.init),
+                limit: limit)
+            return Self.devicePage(devices, limit: limit)
+        }
+        // A user's devices, and erasing a user: its devices and every stored copy of its id and
+        // tokens (what was sent keeps its outcome, without the token).
+        router.get("/v1/apps/{app}/users/{user}/devices") { request, context in
+            let app = try await server.app(request, context)
+            let user = try context.parameters.require("user")
+            let query = request.uri.queryParameters
+            let limit = try Self.limit(query["limit"])
+            let devices = try await server.store.devices(app: app.id, state: nil, tag: nil, user: user, after: query["after"].map(String.init), limit: limit)
+            return Self.devicePage(devices, limit: limit)
+        }
+        router.delete("/v1/apps/{app}/users/{user}") { request, context in
+            let app = try await server.app(request, context)
+            let user = try context.parameters.require("user")
+            guard let erased = try await server.store.eraseUser(app: app.id, user: user, now: server.nowMilliseconds) else {
+                return Self.error(.notFound, "no device of that user")
+            }
             return Self.json([
-                "devices": .array(devices.map { device in
-                    [
-                        "token": .string(device.token), "state": .string(device.state.rawValue), "tags": .array(device.tags.map { .string($0) }),
-                        "reason": device.reason.map { .string($0) } ?? .null, "deadAt": APITime.json(device.deadAt),
-                        "updatedAt": APITime.json(device.updatedAt),
-                    ]
-                }),
-                "next": devices.count == limit ? devices.last.map { .string($0.token) } ?? .null : .null,
+                "erased": [
+                    "devices": .number(JSONNumber(erased.devices)), "deliveries": .number(JSONNumber(erased.deliveries)),
+                    "cancelled": .number(JSONNumber(erased.cancelled)), "webhookEvents": .number(JSONNumber(erased.webhookEvents)),
+                ],
             ])
         }
         router.delete("/v1/apps/{app}/devices/{token}") { request, context in
@@ -58,6 +96,21 @@ extension GatewayAPI {
             }
             return try await server.store.deleteDevice(app: app.id, token: token) ? Response(status: .noContent) : Self.error(.notFound, "no such device")
         }
+    }
+
+    /// A page of devices and the token to continue after.
+    static func devicePage(_ devices: [StoredDevice], limit: Int) -> Response {
+        json([
+            "devices": .array(devices.map { device in
+                [
+                    "token": .string(device.token), "state": .string(device.state.rawValue), "tags": .array(device.tags.map { .string($0) }),
+                    "user": device.user.map { .string($0) } ?? .null, "language": device.language.map { .string($0) } ?? .null,
+                    "timeZone": device.timeZone.map { .string($0) } ?? .null,
+                    "reason": device.reason.map { .string($0) } ?? .null, "deadAt": APITime.json(device.deadAt), "updatedAt": APITime.json(device.updatedAt),
+                ]
+            }),
+            "next": devices.count == limit ? devices.last.map { .string($0.token) } ?? .null : .null,
+        ])
     }
 
     /// The array of tags at `key`, if given: each non-empty and without commas.

@@ -49,9 +49,11 @@ extension GatewayAPI {
                 return cursor
             }
             let limit = try Self.limit(query["limit"], default: 100)
-            let jobs = try await server.store.jobs(app: app.id, status: status, from: try time("from"), until: try time("until"), before: before, limit: limit)
+            let now = server.nowMilliseconds
+            let jobs = try await server.store.jobs(
+                app: app.id, status: status, now: now, from: try time("from"), until: try time("until"), before: before, limit: limit)
             return Self.json([
-                "notifications": .array(jobs.map { Self.jobValue($0) }),
+                "notifications": .array(jobs.map { Self.jobValue($0, now: now) }),
                 "next": jobs.count == limit ? jobs.last.map { .string(JobCursor(createdAt: $0.createdAt, id: $0.id).token) } ?? .null : .null,
             ])
         }
@@ -59,8 +61,33 @@ extension GatewayAPI {
             let app = try await server.app(request, context)
             let id = try context.parameters.require("id")
             guard let job = try await server.store.job(app: app.id, id: id) else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
-            return Self.json(Self.jobValue(job))
+            return Self.json(Self.jobValue(job, now: server.nowMilliseconds))
         }
+        // Cancel: what is not yet handed to APNs is not sent; what is in flight finishes. Again
+        // on a cancelled notification: the same answer.
+        @Sendable func cancel(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+            let app = try await server.app(request, context)
+            let id = try context.parameters.require("id")
+            let now = server.nowMilliseconds
+            var webhook: (@Sendable (StoredDelivery) -> String)?
+            if app.webhook?.events.contains(.cancelled) == true {
+                let metadata = try await server.store.jobContent(id: id)?.metadata
+                webhook = { [app] delivery in WebhookEvents.cancelled(app: app.id, job: id, delivery: delivery, metadata: metadata, now: now) }
+            }
+            guard let job = try await server.store.cancel(app: app.id, job: id, webhook: webhook, now: now) else {
+                return Self.error(.notFound, "no notification \(id) for \(app.id)")
+            }
+            var value = Self.jobValue(job, now: now).objectValue ?? JSONObject()
+            let sent = [DeliveryState.accepted, .rejected, .expired].reduce(0) { $0 + (job.counts[$1] ?? 0) }
+            value.members.append(.init(key: "cancel", value: [
+                "cancelled": .number(JSONNumber(job.counts[.cancelled] ?? 0)), "sent": .number(JSONNumber(sent)),
+                "finishing": .number(JSONNumber((job.counts[.claimed] ?? 0) + (job.counts[.queued] ?? 0))),
+                "skipped": .number(JSONNumber(job.counts[.skipped] ?? 0)), "total": .number(JSONNumber(job.tokenCount)),
+            ]))
+            return Self.json(.object(value))
+        }
+        router.post("/v1/apps/{app}/notifications/{id}/cancel", use: cancel)
+        router.delete("/v1/apps/{app}/notifications/{id}", use: cancel)
         router.get("/v1/apps/{app}/notifications/{id}/deliveries") { request, context in
             let app = try await server.app(request, context)
             let id = try context.parameters.require("id")
@@ -88,11 +115,11 @@ extension GatewayAPI {
 
     // MARK: Shapes
 
-    /// A job: its status, counts by state (when looked up alone), what waits, its headers as
-    /// submitted (numbers as numbers), its times and metadata.
-    static func jobValue(_ job: JobSummary) -> JSONValue {
+    /// A job: its status at `now`, counts by state (when looked up alone), what waits, its
+    /// headers as submitted (numbers as numbers), its audience and schedule, times and metadata.
+    static func jobValue(_ job: JobSummary, now: Int64) -> JSONValue {
         var object: JSONObject = [
-            "id": .string(job.id), "app": .string(job.app), "status": .string(job.status.rawValue), "tokens": .number(JSONNumber(job.tokenCount)),
+            "id": .string(job.id), "app": .string(job.app), "status": .string(job.status(at: now).rawValue), "tokens": .number(JSONNumber(job.tokenCount)),
             "pending": .number(JSONNumber(job.open)),
         ]
         if !job.counts.isEmpty {
@@ -101,7 +128,17 @@ extension GatewayAPI {
             object.members.append(.init(key: "counts", value: .object(counts)))
         }
         object.members.append(.init(key: "headers", value: headersValue(Submission.headers(fromJSON: job.headers))))
+        object.members.append(.init(key: "audience", value: job.audience.map { .string($0) } ?? "tokens"))
+        object.members.append(.init(key: "usersWithoutDevices", value: .number(JSONNumber(job.usersWithoutDevices))))
         object.members.append(.init(key: "createdAt", value: APITime.json(job.createdAt)))
+        object.members.append(.init(key: "sendAt", value: APITime.json(job.sendAt)))
+        object.members.append(.init(key: "localTime", value: job.localTime.map { .string($0) } ?? .null))
+        object.members.append(.init(key: "startedAt", value: APITime.json(job.startedAt)))
+        // A schedule that waited (every gateway down when it was due) says how late it began.
+        var late: JSONValue = .null
+        if let started = job.startedAt, let sendAt = job.sendAt, started - sendAt >= 1_000 { late = .number(JSONNumber(floatLiteral: Double(started - sendAt) / 1_000)) }
+        object.members.append(.init(key: "lateBy", value: late))
+        object.members.append(.init(key: "cancelledAt", value: APITime.json(job.cancelledAt)))
         object.members.append(.init(key: "finishedAt", value: APITime.json(job.finishedAt)))
         object.members.append(.init(key: "retryUntil", value: APITime.json(job.expiresAt)))
         object.members.append(.init(key: "metadata", value: WebhookEvents.metadataValue(job.metadata)))
@@ -126,13 +163,17 @@ extension GatewayAPI {
             "state": .string(delivery.state.rawValue), "attempts": .number(JSONNumber(delivery.attempts)),
             "status": delivery.status.map { .number(JSONNumber($0)) } ?? .null, "reason": delivery.reason.map { .string($0) } ?? .null,
             "unregisteredAt": APITime.json(delivery.unregisteredAt), "updatedAt": APITime.json(delivery.updatedAt),
+            // When a queued one is due (a schedule in its zone).
+            "dueAt": delivery.state == .queued ? APITime.json(delivery.dueAt) : .null,
         ]
     }
 
-    static func findingValue(_ diagnostic: LintDiagnostic) -> JSONValue {
+    /// A finding; its pointer into the request (`/payload/aps/badge`), or, under `prefix` with
+    /// `replacing` taken off the front, into a variant (`/localized/fr/body`).
+    static func findingValue(_ diagnostic: LintDiagnostic, under prefix: String = "/payload", replacing: String = "") -> JSONValue {
         [
             "rule": .string(diagnostic.rule.rawValue), "severity": .string(diagnostic.severity.rawValue), "message": .string(diagnostic.message),
-            "pointer": diagnostic.pointer.map { .string("/payload" + $0.description) } ?? .null,
+            "pointer": diagnostic.pointer.map { .string(prefix + $0.description.dropFirst(replacing.count)) } ?? .null,
             "line": diagnostic.location.map { .number(JSONNumber($0.line)) } ?? .null,
             "column": diagnostic.location.map { .number(JSONNumber($0.column)) } ?? .null,
         ]

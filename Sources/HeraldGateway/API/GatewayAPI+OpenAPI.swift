@@ -5,6 +5,9 @@ import HeraldProtocol
 extension GatewayAPI {
     static let documentedRoutes = DocumentedRoutes(openAPIDocument)
 
+    /// Zones the document gives as examples (the API takes any of the system's database).
+    static let sampleZones = ["UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo", "Australia/Sydney", "America/Sao_Paulo", "Asia/Kolkata"]
+
     /// The methods the OpenAPI document gives `path`, if it documents the path.
     static func methods(forPath path: String) -> [String]? { documentedRoutes.methods(forPath: path) }
 
@@ -78,6 +81,7 @@ extension GatewayAPI {
                 ], required: required(["p12"]), closed: true)),
                 ("rateLimit", orNull(["type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "Sends per second at most, per gateway process"])),
                 ("concurrency", ["type": "integer", "minimum": 1, "maximum": 100_000, "description": "Requests in flight at most, per gateway process (default 1000)"]),
+                ("timeZone", ["type": "string", "enum": .array(Self.sampleZones.map { .string($0) }), "description": "The zone of devices registered without one, for local-time schedules (UTC by default; any IANA name; these are examples)"]),
                 ("webhook", orNull(object([
                     ("url", ["type": "string", "format": "uri", "pattern": "^https?://[^/?#]+"]), ("secret", ["type": "string", "minLength": 16]),
                     ("events", ["type": "array", "items": ["type": "string", "enum": .array(GatewayApp.Webhook.Event.allCases.map { .string($0.rawValue) })],
@@ -142,6 +146,9 @@ extension GatewayAPI {
                         ("tags", ["type": "array", "items": tag, "description": "Replaces the devices' tags (omit it to keep them)"]),
                         ("addTags", ["type": "array", "items": tag, "description": "Tags added to the devices'"]),
                         ("removeTags", ["type": "array", "items": tag, "description": "Tags removed from the devices'"]),
+                        ("user", ["type": "string", "minLength": 1, "maxLength": 256, "description": "Your own id for the person the devices belong to, at most 256 bytes of UTF-8 (a token registered again for another user moves to it)"]),
+                        ("language", ["type": "string", "pattern": "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$", "description": "The device's preferred language, BCP 47"]),
+                        ("timeZone", ["type": "string", "enum": .array(Self.sampleZones.map { .string($0) }), "description": "The device's time zone: any IANA name of the system's database (these are examples)"]),
                     ], required: ["tokens"], closed: true)),
                     responses: ["200": json("How many", object([("registered", integer)])), "400": error, "404": error])),
                 "get": authenticated(OpenAPI.operation(
@@ -149,6 +156,19 @@ extension GatewayAPI {
                     parameters: [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
                                  parameter("tag", string, "Only devices with this tag"), parameter("after", string, "The token to continue after (paging)"), limit],
                     responses: ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
+            ],
+            "/v1/apps/{app}/users/{user}/devices": [
+                "get": authenticated(OpenAPI.operation(
+                    "A user's devices", parameters: [app, parameter("user", in: "path", string, "Your id for the user"), parameter("after", string, "The token to continue after (paging)"), limit],
+                    responses: ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
+            ],
+            "/v1/apps/{app}/users/{user}": [
+                "delete": authenticated(OpenAPI.operation(
+                    "Erase a user: its devices, and every stored copy of its id and tokens (deliveries keep their outcome, without the token; those still queued are cancelled)",
+                    parameters: [app, parameter("user", in: "path", string, "Your id for the user")],
+                    responses: ["200": json("What was erased", object([("erased", object([
+                        ("devices", integer), ("deliveries", integer), ("cancelled", integer), ("webhookEvents", integer),
+                    ]))])), "404": error])),
             ],
             "/v1/apps/{app}/devices/{token}": [
                 "delete": authenticated(OpenAPI.operation(
@@ -158,7 +178,7 @@ extension GatewayAPI {
                 "get": authenticated(OpenAPI.operation(
                     "The app's notifications, newest first, without counts (GET one for them); pages stay whole while submissions arrive",
                     parameters: [
-                        app, parameter("status", ["type": "string", "enum": ["sending", "done"]], "Only those still sending, or done"),
+                        app, parameter("status", ["type": "string", "enum": .array(JobStatus.allCases.map { .string($0.rawValue) })], "Only those scheduled, sending, done or cancelled"),
                         parameter("from", ["type": "string", "format": "date-time"], "Only those created at or after this time (RFC 3339)"),
                         parameter("until", ["type": "string", "format": "date-time"], "Only those created before this time (RFC 3339)"),
                         parameter("before", ["type": "string", "pattern": "^-?[0-9]{1,18}\\..+$"], "The \"next\" of the page before"),
@@ -179,12 +199,21 @@ extension GatewayAPI {
                 "get": authenticated(OpenAPI.operation(
                     "A notification and its deliveries counted by state", parameters: [app, parameter("id", in: "path", string, "The notification's id")],
                     responses: ["200": json("The notification", ref("Notification")), "404": error])),
+                "delete": authenticated(OpenAPI.operation(
+                    "Cancel a notification (as POST …/cancel)", parameters: [app, parameter("id", in: "path", string, "The notification's id")],
+                    responses: ["200": json("The notification and what the cancel did", ref("Cancelled")), "404": error])),
+            ],
+            "/v1/apps/{app}/notifications/{id}/cancel": [
+                "post": authenticated(OpenAPI.operation(
+                    "Cancel a notification: every delivery not yet handed to APNs is cancelled, those in flight finish; again, the same answer",
+                    parameters: [app, parameter("id", in: "path", string, "The notification's id")],
+                    responses: ["200": json("The notification and what the cancel did", ref("Cancelled")), "404": error])),
             ],
             "/v1/apps/{app}/notifications/{id}/deliveries": [
                 "get": authenticated(OpenAPI.operation(
                     "Each token's outcome, in order",
                     parameters: [app, parameter("id", in: "path", string, "The notification's id"),
-                                 parameter("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]], "Only this state"),
+                                 parameter("state", ["type": "string", "enum": .array(DeliveryState.allCases.map { .string($0.rawValue) })], "Only this state"),
                                  parameter("after", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807], "The delivery id to continue after (paging)"), limit],
                     responses: ["200": json("Deliveries", object([
                         ("metadata", ["type": ["object", "null"], "description": "The submission's metadata"]),
@@ -215,17 +244,40 @@ extension GatewayAPI {
                         ("createdAt", time), ("updatedAt", time),
                     ], required: ["id", "bundleId", "environment", "state", "createdAt", "updatedAt"]),
                     "Key": object([("id", string), ("key", string), ("name", string), ("apps", ["type": ["array", "string"]]), ("createdAt", time)], required: ["id", "name"]),
-                    "Device": object([("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("reason", nullableString), ("deadAt", nullableTime), ("updatedAt", time)]),
+                    "Device": object([
+                        ("token", string), ("state", string), ("tags", ["type": "array", "items": string]), ("user", nullableString), ("language", nullableString),
+                        ("timeZone", nullableString), ("reason", nullableString), ("deadAt", nullableTime), ("updatedAt", time),
+                    ]),
                     "Submission": adding("oneOf", [["required": ["tokens"]], ["required": ["audience"]]], to: object([
                         ("payload", ["type": "object"]), ("pushType", ["type": "string", "enum": .array(PushType.allCases.map { .string($0.rawValue) })]),
                         ("priority", ["type": "integer", "enum": [10, 5, 1]]), ("topic", nonEmpty),
                         ("collapseId", ["type": "string", "minLength": 1, "maxLength": 64, "description": "1 to 64 bytes of UTF-8"]),
                         ("expiration", ["type": "integer", "minimum": 0, "maximum": 9_223_372_036_854_775_807, "description": "Unix seconds; 0: try once"]),
-                        ("tokens", tokens), ("audience", ["oneOf": [["type": "string", "enum": ["all"]], object([("tag", tag)], required: ["tag"])]]),
+                        ("tokens", tokens),
+                        ("audience", ["oneOf": [
+                            ["type": "string", "enum": ["all"]], object([("tag", tag)], required: ["tag"], closed: true),
+                            object([("users", ["type": "array", "minItems": 1, "maxItems": 10_000, "items": ["type": "string", "minLength": 1, "maxLength": 256]])], required: ["users"], closed: true),
+                        ]]),
+                        ("localized", [
+                            "type": "object", "minProperties": 1,
+                            "propertyNames": ["pattern": "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$"],
+                            "additionalProperties": ["type": ["string", "object"]],
+                            "description": "An alert per language (any BCP 47 tag; these are examples), replacing aps.alert for devices of that language: each device gets the one iOS would choose",
+                        ]),
+                        ("sendAt", ["oneOf": [
+                            ["type": "string", "format": "date-time", "description": "RFC 3339: send at this instant"],
+                            object([("localTime", ["type": "string", "pattern": "^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]$"])], required: ["localTime"], closed: true),
+                        ], "description": "When to send: an instant, or a wall-clock time in each device's zone (within a year)"]),
                         ("metadata", ["type": "object", "description": "Your own ids (at most 1 KB of compact JSON), given back with the notification, its deliveries and its webhook events"]),
                     ], required: ["payload"], closed: true)),
+                    "Cancelled": adding("description", "The notification, and what the cancel did: cancelled, sent, finishing and skipped add up to total", to: object([
+                        ("id", string), ("status", string),
+                        ("cancel", object([("cancelled", integer), ("sent", integer), ("finishing", integer), ("skipped", integer), ("total", integer)], required: ["cancelled", "sent", "finishing", "skipped", "total"])),
+                    ], required: ["id", "cancel"])),
                     "Notification": object([
-                        ("id", string), ("app", string), ("status", ["type": "string", "enum": ["sending", "done"]]), ("tokens", integer),
+                        ("id", string), ("app", string), ("status", ["type": "string", "enum": .array(JobStatus.allCases.map { .string($0.rawValue) })]), ("tokens", integer),
+                        ("audience", string), ("usersWithoutDevices", integer), ("sendAt", nullableTime), ("localTime", nullableString), ("startedAt", nullableTime),
+                        ("lateBy", ["type": ["number", "null"], "description": "Seconds a schedule began late (every gateway down when it was due)"]), ("cancelledAt", nullableTime),
                         ("pending", ["type": "integer", "description": "Deliveries not final yet"]),
                         ("counts", ["type": "object", "additionalProperties": integer, "description": "Deliveries by state (not in a listing)"]),
                         ("headers", object([
@@ -236,8 +288,9 @@ extension GatewayAPI {
                     ], required: ["id", "app", "status", "tokens", "pending", "createdAt"]),
                     "Delivery": object([
                         ("id", integer), ("token", string), ("apnsId", string),
-                        ("state", ["type": "string", "enum": ["queued", "claimed", "accepted", "rejected", "expired", "skipped"]]),
+                        ("state", ["type": "string", "enum": .array(DeliveryState.allCases.map { .string($0.rawValue) })]),
                         ("attempts", integer), ("status", nullableInteger), ("reason", nullableString), ("unregisteredAt", nullableTime), ("updatedAt", time),
+                        ("dueAt", nullableTime),
                     ]),
                 ],
             ],

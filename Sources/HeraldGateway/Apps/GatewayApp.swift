@@ -35,6 +35,8 @@ struct GatewayApp: Sendable {
             case jobDone = "job.done"
             /// APNs refused the app's credentials or server: its sending is paused.
             case appPaused = "app.paused"
+            /// A delivery was cancelled before it was handed to APNs.
+            case cancelled = "delivery.cancelled"
 
             /// What a webhook gets when it names no events.
             static let defaults: Set<Event> = [.tokenDead, .appPaused]
@@ -57,12 +59,15 @@ struct GatewayApp: Sendable {
     /// Requests in flight at most (per gateway process).
     var concurrency: Int
     var webhook: Webhook?
+    /// The zone of devices registered without one, for local-time schedules (IANA; `UTC` by
+    /// default).
+    var timeZone: String
 
     static let defaultConcurrency = 1_000
 
     /// The members of a definition, and of its objects.
     static let fields: [String: [String]] = [
-        "": ["id", "bundleId", "environment", "server", "token", "certificate", "rateLimit", "concurrency", "webhook"],
+        "": ["id", "bundleId", "environment", "server", "token", "certificate", "rateLimit", "concurrency", "webhook", "timeZone"],
         "server": ["host", "port", "caCertificate", "plaintext"],
         "token": ["key", "keyId", "teamId"],
         "certificate": ["p12", "password"],
@@ -152,6 +157,10 @@ struct GatewayApp: Sendable {
             credentials = .certificate(p12: Array(bytes), password: try string("password", in: certificate, at: "/certificate") ?? "")
         } else {
             throw Problem(pointer: "/token", message: "credentials are required: \"token\" {key, keyId, teamId} or \"certificate\" {p12, password}")
+        }
+        timeZone = try string("timeZone") ?? "UTC"
+        guard LocalTime.zone(timeZone) != nil else {
+            throw Problem(pointer: "/timeZone", message: "\(timeZone) is not a time zone of the system's database (an IANA name such as Europe/Paris)")
         }
         rateLimit = try int("rateLimit", range: 1...1_000_000)
         concurrency = try int("concurrency", range: 1...100_000) ?? Self.defaultConcurrency
@@ -307,6 +316,7 @@ struct GatewayApp: Sendable {
                 "password": includingSecrets ? .string(password) : "(hidden)",
             ])
         }
+        add("timeZone", .string(timeZone))
         add("rateLimit", rateLimit.map { .number(JSONNumber($0)) } ?? .null)
         add("concurrency", .number(JSONNumber(concurrency)))
         if let webhook {

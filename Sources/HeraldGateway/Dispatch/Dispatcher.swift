@@ -269,7 +269,7 @@ final class Dispatcher: Sendable {
             break
         }
         let started = ContinuousClock.now
-        var request = job.request.to(token)
+        var request = job.request(variant: delivery.variant).to(token)
         request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
         let result = await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
         if case .success = result { entry.gate.leave(accepted: true) }

@@ -9,6 +9,11 @@ final class JobCache: Sendable {
         var expiresAt: Int64
         /// The sender's metadata (a JSON object's text), for webhooks.
         var metadata: String?
+        /// The request in each language the job was given in, by variant (1, 2, …).
+        var variants: [Int: APNsRequest] = [:]
+
+        /// The request a delivery of `variant` sends.
+        func request(variant: Int) -> APNsRequest { variants[variant] ?? request }
     }
 
     private let store: any GatewayStore
@@ -22,8 +27,10 @@ final class JobCache: Sendable {
             if let task = entries.tasks[id] { return task }
             let task = Task { [store] () throws -> Content? in
                 guard let job = try await store.jobContent(id: id) else { return nil }
+                let headers = Submission.headers(fromJSON: job.headers)
                 return Content(
-                    request: APNsRequest(headers: Submission.headers(fromJSON: job.headers), body: job.payload), expiresAt: job.expiresAt, metadata: job.metadata)
+                    request: APNsRequest(headers: headers, body: job.payload), expiresAt: job.expiresAt, metadata: job.metadata,
+                    variants: job.variants.mapValues { APNsRequest(headers: headers, body: $0) })
             }
             entries.tasks[id] = task
             entries.order.append(id)

@@ -9,8 +9,9 @@ protocol GatewayDatabase: SQLDatabase, DatabaseConnectivity {
     /// Brings the schema to this build's version (``GatewaySchema/migrator(for:)``).
     func migrate() async throws
 
-    /// Inserts a delivery per token of `job`, queued and due at once, inside the submission's
-    /// transaction (SQLite: rows of bound values; PostgreSQL: two arrays unnested).
+    /// Inserts a delivery per token of a `job` of tokens, queued and due when `job.dueAt(nil)`
+    /// says, inside the submission's transaction (SQLite: rows of bound values; PostgreSQL: two
+    /// arrays unnested).
     func insertDeliveries(_ job: NewJob, on executor: any SQLExecutor) async throws
 
     /// Whether `error` is a unique-key violation (two submissions of one idempotency key at once).
@@ -19,6 +20,11 @@ protocol GatewayDatabase: SQLDatabase, DatabaseConnectivity {
     /// Whether the database takes writes that need room now (after a full disk): throws what a
     /// write would.
     func probeWrite() async throws
+
+    /// After an erasure: what the database keeps of deleted rows outside its tables goes too
+    /// (SQLite: the write-ahead log is checkpointed into the file, whose freed pages are zeroed,
+    /// and truncated; PostgreSQL's dead rows go at its next vacuum).
+    func forgetDeleted() async throws
 }
 
 /// Whether a database is there, what its failures mean, and starting afresh: what

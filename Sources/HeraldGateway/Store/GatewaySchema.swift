@@ -13,6 +13,11 @@ enum GatewaySchema {
             self == .postgres ? "strpos(tags, ?) > 0" : "instr(tags, ?) > 0"
         }
 
+        /// A condition: `column` holds the bound text.
+        func contains(_ column: String) -> String {
+            self == .postgres ? "strpos(\(column), ?) > 0" : "instr(\(column), ?) > 0"
+        }
+
         /// After a claim's `SELECT … LIMIT n`: rows another process holds are passed over.
         var skipLocked: String { self == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
 
@@ -115,6 +120,40 @@ enum GatewaySchema {
                 "CREATE INDEX webhook_events_done ON webhook_events (created_at) WHERE state IN ('sent', 'failed')",
                 // One row the write probe rewrites: whether the database takes writes again.
                 "CREATE TABLE herald_gateway_health (id INTEGER PRIMARY KEY, stamp BIGINT NOT NULL, filler \(bytes))",
+            ]),
+            // Audiences: users and their devices' languages and zones, tags in a table of their
+            // own (an index, not a scan of every device's tags), notifications in several
+            // languages, scheduled (at an instant, or at a wall-clock time in each device's zone),
+            // cancelled.
+            SchemaMigrator.Migration(version: 3, statements: unbounded + [
+                "ALTER TABLE devices ADD COLUMN user_id TEXT",
+                "ALTER TABLE devices ADD COLUMN language TEXT",
+                "ALTER TABLE devices ADD COLUMN time_zone TEXT",
+                "CREATE INDEX devices_user ON devices (app_id, user_id) WHERE user_id IS NOT NULL",
+                "CREATE TABLE device_tags (app_id TEXT NOT NULL, tag TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY (app_id, tag, token))",
+                postgres
+                    ? """
+                    INSERT INTO device_tags (app_id, tag, token)
+                    SELECT app_id, t, token FROM devices, unnest(string_to_array(trim(both ',' from tags), ',')) AS t
+                    WHERE tags <> '' AND t <> '' ON CONFLICT DO NOTHING
+                    """
+                    : """
+                    WITH RECURSIVE split(app_id, token, rest, tag) AS (
+                        SELECT app_id, token, substr(tags, 2), NULL FROM devices WHERE tags <> ''
+                        UNION ALL SELECT app_id, token, substr(rest, instr(rest, ',') + 1), substr(rest, 1, instr(rest, ',') - 1) FROM split WHERE rest <> '')
+                    INSERT OR IGNORE INTO device_tags (app_id, tag, token) SELECT app_id, tag, token FROM split WHERE tag IS NOT NULL AND tag <> ''
+                    """,
+                // The earliest moment a scheduled job's deliveries are due, and its local time.
+                "ALTER TABLE jobs ADD COLUMN send_at BIGINT",
+                "ALTER TABLE jobs ADD COLUMN local_time TEXT",
+                // When the first of its deliveries was claimed (a late start says how late).
+                "ALTER TABLE jobs ADD COLUMN started_at BIGINT",
+                "ALTER TABLE jobs ADD COLUMN cancelled_at BIGINT",
+                "ALTER TABLE jobs ADD COLUMN audience TEXT",
+                "ALTER TABLE jobs ADD COLUMN users_without_devices INTEGER NOT NULL DEFAULT 0",
+                // A job's payload in each language it was given in (variant 0 is jobs.payload).
+                "CREATE TABLE job_variants (job_id TEXT NOT NULL, variant INTEGER NOT NULL, language TEXT NOT NULL, payload \(bytes) NOT NULL, PRIMARY KEY (job_id, variant))",
+                "ALTER TABLE deliveries ADD COLUMN variant INTEGER NOT NULL DEFAULT 0",
             ]),
         ]
     }

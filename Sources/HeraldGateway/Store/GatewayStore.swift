@@ -1,5 +1,6 @@
 import Foundation
 import HeraldProtocol
+import Synchronization
 
 /// Where the gateway keeps everything: apps, API keys, devices, notifications (jobs) and their
 /// deliveries, and the webhook outbox. SQLite for one process, PostgreSQL for any number on any
@@ -44,14 +45,20 @@ protocol GatewayStore: DatabaseConnectivity {
 
     // MARK: Devices
 
-    /// Registers tokens as active (a dead token registered again is active again); `tags`
-    /// replaces, adds or removes their tags.
-    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws
-    /// Devices of an app in token order after `after`, optionally only one state or tag.
-    func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice]
+    /// Registers tokens as active (a dead token registered again is active again): their tags
+    /// replaced, added or removed, and their user, language and zone set (the last registration
+    /// wins; what it leaves out stays).
+    func upsertDevices(app: String, tokens: [DeviceToken], registration: DeviceRegistration, now: Int64) async throws
+    /// Devices of an app in token order after `after`, optionally only one state, tag or user.
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice]
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool
-    /// The active tokens of an app (with `tag`, only those tagged so): a stored audience.
-    func audience(app: String, tag: String?) async throws -> [DeviceToken]
+    /// Erases a user: its devices, and every stored copy of its id and tokens (deliveries keep
+    /// their outcome without the token; those still queued are cancelled; webhook events that
+    /// name a token are deleted). `nil` when the app has no device of that user.
+    func eraseUser(app: String, user: String, now: Int64) async throws -> UserErasure?
+    /// How many of an app's active devices an audience holds (a submission's size before it is
+    /// stored).
+    func audienceSize(app: String, audience: JobAudience) async throws -> Int
 
     // MARK: Notifications
 
@@ -61,9 +68,14 @@ protocol GatewayStore: DatabaseConnectivity {
     func submit(_ job: NewJob) async throws -> SubmitResult
     /// A job with its deliveries counted by state.
     func job(app: String, id: String) async throws -> JobSummary?
+    /// Cancels what of a job is not yet handed to APNs (its queued deliveries; those claimed
+    /// finish), with `delivery.cancelled` events when `webhook`; the job's counts after, or `nil`
+    /// when there is no such job. Again on a cancelled job: nothing more to cancel.
+    func cancel(app: String, job: String, webhook: (@Sendable (StoredDelivery) -> String)?, now: Int64) async throws -> JobSummary?
     /// An app's jobs, newest first (by creation, then id), after the cursor `before`; only those
-    /// of `status`, created from `from` until before `until` (Unix milliseconds). Without counts.
-    func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary]
+    /// of `status` at `now`, created from `from` until before `until` (Unix milliseconds).
+    /// Without counts.
+    func jobs(app: String, status: JobStatus?, now: Int64, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary]
     /// A job's deliveries in id order after `after`.
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery]
     /// The job's request (headers and payload), for sending.
@@ -111,6 +123,54 @@ protocol GatewayStore: DatabaseConnectivity {
     func prune(before: Int64, batch: Int) async throws -> Pruned
 }
 
+/// What a registration says of its devices besides their tokens.
+struct DeviceRegistration: Sendable, Equatable {
+    var tags = DeviceTags(replace: nil)
+    /// The sender's own id for the person the devices belong to.
+    var user: String?
+    /// The device's preferred language (BCP 47).
+    var language: String?
+    /// The device's time zone (an IANA name).
+    var timeZone: String?
+}
+
+extension GatewayStore {
+    /// Registers tokens with `tags` (nothing else said of them).
+    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
+        try await upsertDevices(app: app, tokens: tokens, registration: DeviceRegistration(tags: tags), now: now)
+    }
+}
+
+/// What ``GatewayStore/eraseUser(app:user:now:)`` removed or emptied.
+struct UserErasure: Sendable, Equatable {
+    var devices: Int
+    /// Deliveries whose token was erased (their outcome is kept).
+    var deliveries: Int
+    /// Queued deliveries to its tokens, cancelled.
+    var cancelled: Int
+    var webhookEvents: Int
+}
+
+/// Who a job goes to.
+enum JobAudience: Sendable {
+    /// These tokens, each with its apns-id, in order.
+    case tokens([(token: String, apnsID: String)])
+    /// Every active device of the app.
+    case all
+    /// The active devices with this tag.
+    case tag(String)
+    /// The active devices of these users.
+    case users([String])
+}
+
+/// A job's content in one of the languages it was given in.
+struct JobVariant: Sendable, Equatable {
+    /// 1, 2, …: 0 is the job's own payload.
+    var index: Int
+    var language: String
+    var payload: [UInt8]
+}
+
 /// What ``GatewayStore/deleteApp(id:)`` removed.
 struct AppDeletion: Sendable, Equatable {
     var devices: Int
@@ -130,10 +190,14 @@ struct Pruned: Sendable, Equatable {
 
 /// Where a job stands.
 enum JobStatus: String, Sendable, CaseIterable {
+    /// Not due yet: nothing of it was claimed, and its first deliveries are due later.
+    case scheduled
     /// Some deliveries wait (queued or claimed).
     case sending
     /// Every delivery is final.
     case done
+    /// Cancelled: what was not handed to APNs was not sent.
+    case cancelled
 }
 
 /// Where a page of jobs ends: the last job's creation time and id.
@@ -213,6 +277,9 @@ struct StoredDevice: Sendable, Equatable {
     /// When APNs last knew it valid (a 410's timestamp) or it was found bad.
     var deadAt: Int64?
     var updatedAt: Int64
+    var user: String? = nil
+    var language: String? = nil
+    var timeZone: String? = nil
 }
 
 /// A submission, ready to store.
@@ -226,9 +293,22 @@ struct NewJob: Sendable {
     var payload: [UInt8]
     /// When retrying stops (the notification's expiration, or the retry window).
     var expiresAt: Int64
-    /// Each token with its apns-id, in order.
-    var tokens: [(token: String, apnsID: String)]
+    /// Who it goes to.
+    var audience: JobAudience
     var now: Int64
+    /// The payload in other languages; which a device gets is `variant(language)`.
+    var variants: [JobVariant] = []
+    /// The variant for a device language (0: the job's own payload).
+    var variant: @Sendable (String) -> Int = { _ in 0 }
+    /// When a device of a zone is due (`nil`: a device without one); without a schedule,
+    /// `now` for every device.
+    var dueAt: @Sendable (String?) -> Int64
+    /// Whether `dueAt` depends on the zone (a local-time schedule).
+    var isLocalSchedule = false
+    /// The local time asked for, as given (`2026-12-01T09:00`).
+    var localTime: String? = nil
+    /// What the audience was, to show (`all`, a tag, how many users; never their ids).
+    var audienceDescription: String? = nil
     /// The sender's own JSON object, given back with the job, its deliveries and its webhooks.
     var metadata: String? = nil
     /// The app's webhook wants `job.done`: stored with the job's last outcome.
@@ -244,7 +324,7 @@ enum SubmitResult: Sendable {
 }
 
 enum DeliveryState: String, Sendable, CaseIterable {
-    case queued, claimed, accepted, rejected, expired, skipped
+    case queued, claimed, accepted, rejected, expired, skipped, cancelled
 }
 
 struct JobSummary: Sendable, Equatable {
@@ -261,8 +341,23 @@ struct JobSummary: Sendable, Equatable {
     /// When the last delivery became final.
     var finishedAt: Int64? = nil
     var metadata: String? = nil
+    /// When its deliveries are first due (a schedule), and the local time asked for.
+    var sendAt: Int64? = nil
+    var localTime: String? = nil
+    /// When its first delivery was claimed.
+    var startedAt: Int64? = nil
+    var cancelledAt: Int64? = nil
+    /// Who it went to (`all`, `tag:beta`, `users:3`), and how many users had no active device.
+    var audience: String? = nil
+    var usersWithoutDevices: Int = 0
 
-    var status: JobStatus { open == 0 ? .done : .sending }
+    /// Where it stands at `now`.
+    func status(at now: Int64) -> JobStatus {
+        if cancelledAt != nil { return .cancelled }
+        if open == 0 { return .done }
+        if startedAt == nil, let sendAt, sendAt > now { return .scheduled }
+        return .sending
+    }
 }
 
 struct JobContent: Sendable {
@@ -272,6 +367,8 @@ struct JobContent: Sendable {
     var payload: [UInt8]
     var expiresAt: Int64
     var metadata: String? = nil
+    /// The payload in other languages, by variant (1, 2, …).
+    var variants: [Int: [UInt8]] = [:]
 }
 
 struct StoredDelivery: Sendable, Equatable {
@@ -284,6 +381,10 @@ struct StoredDelivery: Sendable, Equatable {
     var reason: String?
     var unregisteredAt: Int64?
     var updatedAt: Int64
+    /// When a queued delivery is due (a claimed one: when its lease ends).
+    var dueAt: Int64? = nil
+    /// Which of the job's payloads it gets (0: the job's own; else a language's).
+    var variant: Int = 0
 }
 
 /// A delivery a worker holds.
@@ -295,6 +396,8 @@ struct ClaimedDelivery: Sendable, Equatable {
     var apnsID: String
     /// Attempts made so far, this one included.
     var attempts: Int
+    /// Which of the job's payloads it gets (0: the job's own; else a language's).
+    var variant: Int = 0
 }
 
 /// What became of one delivery.
@@ -328,4 +431,41 @@ struct WebhookEvent: Sendable, Equatable {
     var app: String
     var body: String
     var attempts: Int
+}
+
+/// The apns-id of a delivery stored without one (an audience expanded in the database): the
+/// job's id (a random UUID) with its last 48 bits replaced by the delivery's row id. Unique (the
+/// row id is), the same in every process and on every retry, and a canonical lowercase UUID.
+enum DeliveryIdentity {
+    static func apnsID(stored: String?, job: String, delivery: Int64) -> String {
+        if let stored, !stored.isEmpty { return stored }
+        let node = String(UInt64(bitPattern: delivery) & 0xFFFF_FFFF_FFFF, radix: 16)
+        return String(job.prefix(24)) + String(repeating: "0", count: max(0, 12 - node.count)) + node
+    }
+}
+
+/// A set that keeps only its newest `capacity` members (the oldest leave first).
+final class RecentSet: Sendable {
+    private let state: Mutex<(members: Set<String>, order: [String], next: Int)>
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        state = Mutex((Set(), [], 0))
+    }
+
+    /// Adds `member`; whether it was new.
+    func insert(_ member: String) -> Bool {
+        state.withLock { state in
+            guard state.members.insert(member).inserted else { return false }
+            if state.order.count < capacity {
+                state.order.append(member)
+            } else {
+                state.members.remove(state.order[state.next])
+                state.order[state.next] = member
+                state.next = (state.next + 1) % capacity
+            }
+            return true
+        }
+    }
 }

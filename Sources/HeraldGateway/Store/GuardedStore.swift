@@ -95,28 +95,39 @@ final class GuardedStore: GatewayStore {
     func keys() async throws -> [StoredKey] { try await call("keys") { try await $0.keys() } }
     func deleteKey(id: String) async throws -> Bool { try await call("deleteKey") { try await $0.deleteKey(id: id) } }
 
-    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
+    func upsertDevices(app: String, tokens: [DeviceToken], registration: DeviceRegistration, now: Int64) async throws {
         try await call("upsertDevices", timeout: timeout + .milliseconds(tokens.count / 20)) {
-            try await $0.upsertDevices(app: app, tokens: tokens, tags: tags, now: now)
+            try await $0.upsertDevices(app: app, tokens: tokens, registration: registration, now: now)
         }
     }
-    func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, after: after, limit: limit) }
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, user: user, after: after, limit: limit) }
     }
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
         try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }
     }
-    func audience(app: String, tag: String?) async throws -> [DeviceToken] {
-        try await call("audience", timeout: timeout * 3) { try await $0.audience(app: app, tag: tag) }
+    func eraseUser(app: String, user: String, now: Int64) async throws -> UserErasure? {
+        try await call("eraseUser", timeout: timeout * 3) { try await $0.eraseUser(app: app, user: user, now: now) }
+    }
+    func audienceSize(app: String, audience: JobAudience) async throws -> Int {
+        try await call("audienceSize", timeout: timeout * 3) { try await $0.audienceSize(app: app, audience: audience) }
     }
 
-    /// A million tokens take seconds to store: the deadline grows by a second per 20,000.
+    /// A million tokens take seconds to store: the deadline grows by a second per 20,000 (an
+    /// audience's size is given in `recipients`).
+    func submit(_ job: NewJob, recipients: Int) async throws -> SubmitResult {
+        try await call("submit", timeout: timeout + .milliseconds(recipients / 20)) { try await $0.submit(job) }
+    }
     func submit(_ job: NewJob) async throws -> SubmitResult {
-        try await call("submit", timeout: timeout + .milliseconds(job.tokens.count / 20)) { try await $0.submit(job) }
+        let count = if case .tokens(let tokens) = job.audience { tokens.count } else { 0 }
+        return try await submit(job, recipients: count)
+    }
+    func cancel(app: String, job: String, webhook: (@Sendable (StoredDelivery) -> String)?, now: Int64) async throws -> JobSummary? {
+        try await call("cancel", timeout: timeout * 3) { try await $0.cancel(app: app, job: job, webhook: webhook, now: now) }
     }
     func job(app: String, id: String) async throws -> JobSummary? { try await call("job") { try await $0.job(app: app, id: id) } }
-    func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
-        try await call("jobs") { try await $0.jobs(app: app, status: status, from: from, until: until, before: before, limit: limit) }
+    func jobs(app: String, status: JobStatus?, now: Int64, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
+        try await call("jobs") { try await $0.jobs(app: app, status: status, now: now, from: from, until: until, before: before, limit: limit) }
     }
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
         try await call("deliveries") { try await $0.deliveries(job: job, state: state, after: after, limit: limit) }

@@ -248,13 +248,14 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     func insertDeliveries(_ job: NewJob, on executor: any SQLExecutor) async throws {
         // Two arrays unnested: one statement per 50,000 tokens, its text the same for any count.
-        for chunk in job.tokens.chunked(50_000) {
+        guard case .tokens(let tokens) = job.audience else { return }
+        for chunk in tokens.chunked(50_000) {
             try await executor.query(
                 """
                 INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at)
                 SELECT ?, ?, t.token, t.apns_id, 'queued', ?, 0, ? FROM unnest(?::text[], ?::text[]) AS t(token, apns_id)
                 """,
-                [.text(job.id), .text(job.app), .integer(job.now), .integer(job.now), .texts(chunk.map(\.token)), .texts(chunk.map(\.apnsID))])
+                [.text(job.id), .text(job.app), .integer(job.dueAt(nil)), .integer(job.now), .texts(chunk.map(\.token)), .texts(chunk.map(\.apnsID))])
         }
     }
 
@@ -264,6 +265,9 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             "INSERT INTO herald_gateway_health (id, stamp) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET stamp = excluded.stamp",
             [.integer(Int64.random(in: 0...Int64.max))])
     }
+
+    /// Dead rows are autovacuum's: nothing to do at once.
+    func forgetDeleted() async throws {}
 
     func isUniqueViolation(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"

@@ -1,5 +1,6 @@
 import HeraldProtocol
 import HeraldSQL
+import Synchronization
 
 /// The gateway's store over either database: every statement and its control flow written once,
 /// with `?` for bound values; ``GatewayDatabase`` runs them on SQLite or PostgreSQL.
@@ -13,6 +14,8 @@ import HeraldSQL
 final class SQLGatewayStore: GatewayStore {
     let database: any GatewayDatabase
     private let dialect: GatewaySchema.Dialect
+    /// Jobs whose start this process recorded (the newest few thousand).
+    private let startedJobs = RecentSet(capacity: 4_096)
 
     /// Rows per multi-row statement: SQLite allows 32,766 bound values in one statement,
     /// PostgreSQL 65,535; an `IN` list of ids stays at a thousand.
@@ -120,22 +123,34 @@ final class SQLGatewayStore: GatewayStore {
 
     // MARK: Devices
 
-    func upsertDevices(app: String, tokens: [DeviceToken], tags: DeviceTags, now: Int64) async throws {
+    func upsertDevices(app: String, tokens: [DeviceToken], registration: DeviceRegistration, now: Int64) async throws {
         // Distinct (one statement may not update a row twice) and sorted, so two submissions
         // naming the same devices lock them in one order.
         let hex = Set(tokens.map(\.hex)).sorted()
+        let tags = registration.tags
         let tagText = GatewaySchema.encodeTags(tags.replace ?? [])
-        let keepTags = tags.replace == nil ? "devices.tags" : "excluded.tags"
+        // What the registration leaves out stays; what it gives replaces.
+        func kept(_ column: String, given: Bool) -> String { given ? "excluded.\(column)" : "devices.\(column)" }
+        let update = [
+            "state = 'active'", "tags = \(kept("tags", given: tags.replace != nil))", "reason = NULL", "dead_at = NULL", "updated_at = excluded.updated_at",
+            "user_id = \(kept("user_id", given: registration.user != nil))", "language = \(kept("language", given: registration.language != nil))",
+            "time_zone = \(kept("time_zone", given: registration.timeZone != nil))",
+        ].joined(separator: ", ")
         let dialect = self.dialect
         try await database.transaction { executor in
             for chunk in hex.chunked(Self.rowsPerInsert) {
                 var binds: [SQLValue] = []
-                binds.reserveCapacity(chunk.count * 4)
-                for token in chunk { binds += [.text(app), .text(token), .text(tagText), .integer(now)] }
+                binds.reserveCapacity(chunk.count * 7)
+                for token in chunk {
+                    binds += [
+                        .text(app), .text(token), .text(tagText), .integer(now), SQLValue(registration.user), SQLValue(registration.language),
+                        SQLValue(registration.timeZone),
+                    ]
+                }
                 try await executor.query(
-                    "INSERT INTO devices (app_id, token, state, tags, updated_at) VALUES "
-                        + Array(repeating: "(?, ?, 'active', ?, ?)", count: chunk.count).joined(separator: ", ")
-                        + " ON CONFLICT (app_id, token) DO UPDATE SET state = 'active', tags = \(keepTags), reason = NULL, dead_at = NULL, updated_at = excluded.updated_at",
+                    "INSERT INTO devices (app_id, token, state, tags, updated_at, user_id, language, time_zone) VALUES "
+                        + Array(repeating: "(?, ?, 'active', ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                        + " ON CONFLICT (app_id, token) DO UPDATE SET \(update)",
                     binds)
                 let scope = "app_id = ? AND token IN (\(placeholders(chunk.count)))"
                 let rows: [SQLValue] = [.text(app)] + chunk.map(SQLValue.text)
@@ -152,35 +167,97 @@ final class SQLGatewayStore: GatewayStore {
                         "UPDATE devices SET tags = CASE WHEN replace(tags, ?, ',') = ',' THEN '' ELSE replace(tags, ?, ',') END WHERE \(scope)",
                         [.text(wrapped), .text(wrapped)] + rows)
                 }
+                // The tag index follows the tags: what a tag audience reads.
+                if tags.replace != nil {
+                    try await executor.query("DELETE FROM device_tags WHERE \(scope)", rows)
+                }
+                for tag in (tags.replace ?? []) + tags.add {
+                    try await executor.query(
+                        "INSERT INTO device_tags (app_id, tag, token) VALUES " + Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                            + " ON CONFLICT (app_id, tag, token) DO NOTHING",
+                        chunk.flatMap { [SQLValue.text(app), .text(tag), .text($0)] })
+                }
+                for tag in tags.remove {
+                    try await executor.query("DELETE FROM device_tags WHERE tag = ? AND \(scope)", [.text(tag)] + rows)
+                }
             }
         }
     }
 
-    func devices(app: String, state: DeviceState?, tag: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        var statement = SQLStatement("SELECT token, state, tags, reason, dead_at, updated_at FROM devices WHERE app_id = ?", [.text(app)])
+    private static let deviceColumns = "token, state, tags, reason, dead_at, updated_at, user_id, language, time_zone"
+
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+        var statement = SQLStatement("SELECT \(Self.deviceColumns) FROM devices WHERE app_id = ?", [.text(app)])
         statement.and("state = ?", state.map { .text($0.rawValue) })
-        statement.and(dialect.tagged, tag.map { .text(GatewaySchema.encodeTags([$0])) })
+        statement.and("token IN (SELECT token FROM device_tags WHERE app_id = devices.app_id AND tag = ?)", tag.map(SQLValue.text))
+        statement.and("user_id = ?", user.map(SQLValue.text))
         statement.and("token > ?", after.map(SQLValue.text))
         statement.append(" ORDER BY token LIMIT ?", SQLValue(limit))
         return try await database.query(statement).map { row in
             StoredDevice(
                 token: row.text("token") ?? "", state: DeviceState(rawValue: row.text("state") ?? "") ?? .active,
                 tags: GatewaySchema.decodeTags(row.text("tags") ?? ""), reason: row.text("reason"),
-                deadAt: row.integer("dead_at"), updatedAt: row.integer("updated_at") ?? 0)
+                deadAt: row.integer("dead_at"), updatedAt: row.integer("updated_at") ?? 0, user: row.text("user_id"),
+                language: row.text("language"), timeZone: row.text("time_zone"))
         }
     }
 
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
-        !(try await database.query("DELETE FROM devices WHERE app_id = ? AND token = ? RETURNING token", [.text(app), .text(token.hex)])).isEmpty
+        try await database.transaction { executor in
+            try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token = ?", [.text(app), .text(token.hex)])
+            return !(try await executor.query("DELETE FROM devices WHERE app_id = ? AND token = ? RETURNING token", [.text(app), .text(token.hex)])).isEmpty
+        }
     }
 
-    func audience(app: String, tag: String?) async throws -> [DeviceToken] {
-        var statement = SQLStatement("SELECT token FROM devices WHERE app_id = ? AND state = 'active'", [.text(app)])
-        statement.and(dialect.tagged, tag.map { .text(GatewaySchema.encodeTags([$0])) })
-        statement.append(" ORDER BY token")
-        return try await database.query(statement).compactMap { row in
-            row.text("token").flatMap { try? DeviceToken(hex: $0) }
+    func eraseUser(app: String, user: String, now: Int64) async throws -> UserErasure? {
+        let erasure = try await erase(app: app, user: user, now: now)
+        if erasure != nil { try await database.forgetDeleted() }
+        return erasure
+    }
+
+    private func erase(app: String, user: String, now: Int64) async throws -> UserErasure? {
+        let dialect = self.dialect
+        return try await database.transaction { executor in
+            let tokens = try await executor.query(
+                "DELETE FROM devices WHERE app_id = ? AND user_id = ? RETURNING token", [.text(app), .text(user)]).compactMap { $0.text("token") }.sorted()
+            guard !tokens.isEmpty else { return nil }
+            var erasure = UserErasure(devices: tokens.count, deliveries: 0, cancelled: 0, webhookEvents: 0)
+            for chunk in tokens.chunked(Self.idsPerStatement) {
+                let list = chunk.map(SQLValue.text)
+                try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token IN (\(placeholders(chunk.count)))", [.text(app)] + list)
+                // Nothing more is sent to them; what was sent keeps its outcome, not the token.
+                let cancelled = try await executor.query(
+                    "UPDATE deliveries SET state = 'cancelled', reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE app_id = ? AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
+                    [.integer(now), .text(app)] + list)
+                erasure.cancelled += cancelled.count
+                try await Self.close(Dictionary(grouping: cancelled.compactMap { $0.text("job_id") }, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
+                erasure.deliveries += try await executor.query(
+                    "UPDATE deliveries SET token = '' WHERE app_id = ? AND token IN (\(placeholders(chunk.count))) RETURNING id", [.text(app)] + list).count
+                for token in chunk {
+                    erasure.webhookEvents += try await executor.query(
+                        "DELETE FROM webhook_events WHERE app_id = ? AND \(dialect.contains("body")) RETURNING id", [.text(app), .text(token)]).count
+                }
+            }
+            return erasure
         }
+    }
+
+    func audienceSize(app: String, audience: JobAudience) async throws -> Int {
+        var statement = SQLStatement("SELECT count(*) AS n FROM devices d WHERE d.app_id = ? AND d.state = 'active'", [.text(app)])
+        switch audience {
+        case .tokens(let tokens): return tokens.count
+        case .all: break
+        case .tag(let tag): statement.and("d.token IN (SELECT token FROM device_tags WHERE app_id = d.app_id AND tag = ?)", .text(tag))
+        case .users(let users):
+            var total = 0
+            for chunk in users.chunked(Self.idsPerStatement) {
+                total += Int(try await database.query(
+                    "SELECT count(*) AS n FROM devices WHERE app_id = ? AND state = 'active' AND user_id IN (\(placeholders(chunk.count)))",
+                    [.text(app)] + chunk.map(SQLValue.text)).first?.integer("n") ?? 0)
+            }
+            return total
+        }
+        return Int(try await database.query(statement).first?.integer("n") ?? 0)
     }
 
     // MARK: Notifications
@@ -205,28 +282,131 @@ final class SQLGatewayStore: GatewayStore {
                 return .existing(try await Self.found(executor, app: job.app, id: id))
             }
             try await executor.query(
-                "INSERT INTO jobs (id, app_id, idempotency_key, request_hash, headers, payload, expires_at, token_count, created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO jobs (id, app_id, idempotency_key, request_hash, headers, payload, expires_at, token_count, created_at, metadata, local_time, audience)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                """,
                 [
                     .text(job.id), .text(job.app), SQLValue(job.idempotencyKey), .text(job.requestHash), .text(job.headers),
-                    .blob(job.payload), .integer(job.expiresAt), SQLValue(job.tokens.count), .integer(job.now), SQLValue(job.metadata),
+                    .blob(job.payload), .integer(job.expiresAt), .integer(job.now), SQLValue(job.metadata), SQLValue(job.localTime),
+                    SQLValue(job.audienceDescription),
                 ])
-            try await database.insertDeliveries(job, on: executor)
-            // Tokens APNs called dead are not sent again: recorded as skipped, with the reason.
-            try await executor.query(
+            for variant in job.variants {
+                try await executor.query(
+                    "INSERT INTO job_variants (job_id, variant, language, payload) VALUES (?, ?, ?, ?)",
+                    [.text(job.id), SQLValue(variant.index), .text(variant.language), .blob(variant.payload)])
+            }
+            // Each device's variant (its language) and due time (its zone), as CASE expressions
+            // over the languages and zones the app's devices have: one statement for any
+            // audience, its work linear in the audience.
+            let cases = try await Self.deviceCases(job, on: executor)
+            var usersWithoutDevices = 0
+            switch job.audience {
+            case .tokens:
+                try await database.insertDeliveries(job, on: executor)
+                if cases.dependsOnDevices {
+                    try await executor.query(
+                        """
+                        UPDATE deliveries SET variant = \(cases.variant), due_at = \(cases.due)
+                        FROM devices d WHERE deliveries.job_id = ? AND d.app_id = ? AND d.token = deliveries.token
+                        """,
+                        cases.variantBinds + cases.dueBinds + [.text(job.id), .text(job.app)])
+                }
+                // Tokens APNs called dead are not sent again: recorded as skipped, with the reason.
+                try await executor.query(
+                    """
+                    UPDATE deliveries SET state = 'skipped', reason = d.reason, unregistered_at = d.dead_at
+                    FROM devices d WHERE deliveries.job_id = ? AND d.app_id = ? AND d.token = deliveries.token AND d.state = 'dead'
+                    """,
+                    [.text(job.id), .text(job.app)])
+            case .all, .tag, .users:
+                var filters: [(String, [SQLValue])] = []
+                switch job.audience {
+                case .tag(let tag): filters = [("d.token IN (SELECT token FROM device_tags WHERE app_id = d.app_id AND tag = ?)", [.text(tag)])]
+                case .users(let users):
+                    filters = users.chunked(Self.idsPerStatement).map { ("d.user_id IN (\(placeholders($0.count)))", $0.map(SQLValue.text)) }
+                    var found = 0
+                    for chunk in users.chunked(Self.idsPerStatement) {
+                        found += Int(try await executor.query(
+                            "SELECT count(DISTINCT user_id) AS n FROM devices WHERE app_id = ? AND state = 'active' AND user_id IN (\(placeholders(chunk.count)))",
+                            [.text(job.app)] + chunk.map(SQLValue.text)).first?.integer("n") ?? 0)
+                    }
+                    usersWithoutDevices = Set(users).count - found
+                default: filters = [("1 = 1", [])]
+                }
+                // In the database: the audience never passes through this process's memory.
+                // Their apns-id is made from the job's and the delivery's ids (``DeliveryIdentity``).
+                for (filter, binds) in filters {
+                    try await executor.query(
+                        """
+                        INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at, variant)
+                        SELECT ?, ?, d.token, '', 'queued', \(cases.due), 0, ?, \(cases.variant) FROM devices d
+                        WHERE d.app_id = ? AND d.state = 'active' AND \(filter) ORDER BY d.token
+                        """,
+                        [.text(job.id), .text(job.app)] + cases.dueBinds + [.integer(job.now)] + cases.variantBinds + [.text(job.app)] + binds)
+                }
+            }
+            // What is left to send, when it is first due; a job of dead tokens only is done at once.
+            let summary = try await executor.query(
                 """
-                UPDATE deliveries SET state = 'skipped', reason = d.reason, unregistered_at = d.dead_at
-                FROM devices d WHERE deliveries.job_id = ? AND d.app_id = ? AND d.token = deliveries.token AND d.state = 'dead'
+                UPDATE jobs SET token_count = (SELECT count(*) FROM deliveries WHERE job_id = ?),
+                    open_deliveries = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'queued'),
+                    send_at = (SELECT min(due_at) FROM deliveries WHERE job_id = ? AND state = 'queued'), users_without_devices = ?
+                WHERE id = ? RETURNING open_deliveries, send_at
                 """,
-                [.text(job.id), .text(job.app)])
-            // What is left to send; a job of dead tokens only is done at once.
-            let open = try await executor.query(
-                """
-                UPDATE jobs SET open_deliveries = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'queued')
-                WHERE id = ? RETURNING open_deliveries
-                """,
-                [.text(job.id), .text(job.id)]).first?.integer("open_deliveries") ?? 0
+                [.text(job.id), .text(job.id), .text(job.id), SQLValue(usersWithoutDevices), .text(job.id)]).first
+            let open = summary?.integer("open_deliveries") ?? 0
+            if let first = summary?.integer("send_at"), first <= job.now {
+                // Due at once: not a schedule.
+                try await executor.query("UPDATE jobs SET send_at = NULL WHERE id = ?", [.text(job.id)])
+            }
             if open == 0 { try await Self.finish(job: job.id, app: job.app, metadata: job.metadata, webhook: job.doneWebhook, now: job.now, on: executor) }
             return .created(try await Self.found(executor, app: job.app, id: job.id))
+        }
+    }
+
+    /// The SQL that gives a device (`d`) its variant by language and its due time by zone, as
+    /// CASE expressions over the languages and zones the app's devices have, with their bound
+    /// values; without variants or a local-time schedule, the same for every device.
+    private struct DeviceCases {
+        var variant = "0"
+        var variantBinds: [SQLValue] = []
+        var due = "?"
+        var dueBinds: [SQLValue]
+        var dependsOnDevices: Bool { !variantBinds.isEmpty || dueBinds.count > 1 }
+    }
+
+    private static func deviceCases(_ job: NewJob, on executor: any SQLExecutor) async throws -> DeviceCases {
+        var cases = DeviceCases(dueBinds: [.integer(job.dueAt(nil))])
+        if job.isLocalSchedule {
+            let zones = try await executor.query(
+                "SELECT DISTINCT time_zone FROM devices WHERE app_id = ? AND time_zone IS NOT NULL", [.text(job.app)]).compactMap { $0.text("time_zone") }
+            if !zones.isEmpty {
+                cases.due = "CASE d.time_zone " + String(repeating: "WHEN ? THEN ? ", count: zones.count) + "ELSE ? END"
+                cases.dueBinds = zones.sorted().flatMap { [SQLValue.text($0), .integer(job.dueAt($0))] } + [.integer(job.dueAt(nil))]
+            }
+        }
+        if !job.variants.isEmpty {
+            let languages = try await executor.query(
+                "SELECT DISTINCT language FROM devices WHERE app_id = ? AND language IS NOT NULL", [.text(job.app)]).compactMap { $0.text("language") }
+            let chosen = languages.sorted().map { ($0, job.variant($0)) }.filter { $0.1 != 0 }
+            if !chosen.isEmpty {
+                cases.variant = "CASE d.language " + String(repeating: "WHEN ? THEN ? ", count: chosen.count) + "ELSE 0 END"
+                cases.variantBinds = chosen.flatMap { [SQLValue.text($0.0), SQLValue($0.1)] }
+            }
+        }
+        return cases
+    }
+
+    /// Takes `ended` deliveries (by job) off their jobs' open counts, in one order of jobs; a job
+    /// whose count reaches 0 is finished (with `job.done` when `doneWebhook` holds it).
+    private static func close(_ ended: [String: Int], doneWebhook: Set<String>, now: Int64, on executor: any SQLExecutor) async throws {
+        for (job, count) in ended.sorted(by: { $0.key < $1.key }) where count > 0 {
+            guard let row = try await executor.query(
+                "UPDATE jobs SET open_deliveries = open_deliveries - ? WHERE id = ? RETURNING open_deliveries, app_id, metadata",
+                [SQLValue(count), .text(job)]).first, row.integer("open_deliveries") == 0
+            else { continue }
+            try await finish(job: job, app: row.text("app_id") ?? "", metadata: row.text("metadata"), webhook: doneWebhook.contains(job), now: now, on: executor)
         }
     }
 
@@ -244,6 +424,32 @@ final class SQLGatewayStore: GatewayStore {
     func job(app: String, id: String) async throws -> JobSummary? {
         // One transaction: the job and its counts as of one moment.
         try await database.transaction { executor in try await Self.summary(executor, app: app, id: id) }
+    }
+
+    func cancel(app: String, job: String, webhook: (@Sendable (StoredDelivery) -> String)?, now: Int64) async throws -> JobSummary? {
+        try await database.transaction { executor in
+            guard try await executor.query("SELECT id FROM jobs WHERE app_id = ? AND id = ?\(self.dialect.rowLock)", [.text(app), .text(job)]).first != nil else {
+                return nil
+            }
+            // Queued rows only: a row a worker claimed is being sent (it finishes, and is counted
+            // as finishing), and a claim (SKIP LOCKED) never takes a row this statement holds.
+            // Nothing cancelled is queued again (``queuedUnlessCancelled``).
+            try await executor.query("UPDATE jobs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", [.integer(now), .text(job)])
+            let cancelled = try await executor.query(
+                "UPDATE deliveries SET state = 'cancelled', reason = 'cancelled', updated_at = ? WHERE job_id = ? AND state = 'queued' RETURNING id, token, apns_id",
+                [.integer(now), .text(job)])
+            if let webhook {
+                for row in cancelled {
+                    let id = row.integer("id") ?? 0
+                    let delivery = StoredDelivery(
+                        id: id, token: row.text("token") ?? "", apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: id),
+                        state: .cancelled, attempts: 0, status: nil, reason: "cancelled", unregisteredAt: nil, updatedAt: now)
+                    try await Self.insertWebhook(app: app, body: webhook(delivery), now: now, on: executor)
+                }
+            }
+            try await Self.close([job: cancelled.count], doneWebhook: [], now: now, on: executor)
+            return try await Self.summary(executor, app: app, id: job)
+        }
     }
 
     /// ``summary(_:app:id:)`` of a job the caller found or inserted in the same transaction.
@@ -268,20 +474,29 @@ final class SQLGatewayStore: GatewayStore {
         return summary
     }
 
-    private static let jobColumns = "id, app_id, headers, expires_at, token_count, created_at, open_deliveries, finished_at, metadata"
+    private static let jobColumns = """
+        id, app_id, headers, expires_at, token_count, created_at, open_deliveries, finished_at, metadata, send_at, local_time, started_at,
+        cancelled_at, audience, users_without_devices
+        """
 
     private static func job(from row: SQLRow) -> JobSummary {
         JobSummary(
             id: row.text("id") ?? "", app: row.text("app_id") ?? "", headers: row.text("headers") ?? "{}", expiresAt: row.integer("expires_at") ?? 0,
             tokenCount: Int(row.integer("token_count") ?? 0), createdAt: row.integer("created_at") ?? 0, counts: [:],
-            open: Int(row.integer("open_deliveries") ?? 0), finishedAt: row.integer("finished_at"), metadata: row.text("metadata"))
+            open: Int(row.integer("open_deliveries") ?? 0), finishedAt: row.integer("finished_at"), metadata: row.text("metadata"),
+            sendAt: row.integer("send_at"), localTime: row.text("local_time"), startedAt: row.integer("started_at"),
+            cancelledAt: row.integer("cancelled_at"), audience: row.text("audience"), usersWithoutDevices: Int(row.integer("users_without_devices") ?? 0))
     }
 
-    func jobs(app: String, status: JobStatus?, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
+    func jobs(app: String, status: JobStatus?, now: Int64, from: Int64?, until: Int64?, before: JobCursor?, limit: Int) async throws -> [JobSummary] {
         var statement = SQLStatement("SELECT \(Self.jobColumns) FROM jobs WHERE app_id = ?", [.text(app)])
+        // As ``JobSummary/status(at:)`` says.
+        let scheduled = "(started_at IS NULL AND coalesce(send_at, 0) > ?)"
         switch status {
-        case .sending?: statement.append(" AND open_deliveries > 0")
-        case .done?: statement.append(" AND open_deliveries = 0")
+        case .scheduled?: statement.append(" AND cancelled_at IS NULL AND open_deliveries > 0 AND \(scheduled)", .integer(now))
+        case .sending?: statement.append(" AND cancelled_at IS NULL AND open_deliveries > 0 AND NOT \(scheduled)", .integer(now))
+        case .done?: statement.append(" AND cancelled_at IS NULL AND open_deliveries = 0")
+        case .cancelled?: statement.append(" AND cancelled_at IS NOT NULL")
         case nil: break
         }
         statement.and("created_at >= ?", from.map(SQLValue.integer))
@@ -296,24 +511,30 @@ final class SQLGatewayStore: GatewayStore {
 
     func deliveries(job: String, state: DeliveryState?, after: Int64?, limit: Int) async throws -> [StoredDelivery] {
         var statement = SQLStatement(
-            "SELECT id, token, apns_id, state, attempts, status, reason, unregistered_at, updated_at FROM deliveries WHERE job_id = ?", [.text(job)])
+            "SELECT id, token, apns_id, state, attempts, status, reason, unregistered_at, updated_at, due_at, variant FROM deliveries WHERE job_id = ?", [.text(job)])
         statement.and("state = ?", state.map { .text($0.rawValue) })
         statement.and("id > ?", after.map(SQLValue.integer))
         statement.append(" ORDER BY id LIMIT ?", SQLValue(limit))
         return try await database.query(statement).map { row in
             StoredDelivery(
-                id: row.integer("id") ?? 0, token: row.text("token") ?? "", apnsID: row.text("apns_id") ?? "",
+                id: row.integer("id") ?? 0, token: row.text("token") ?? "",
+                apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: row.integer("id") ?? 0),
                 state: DeliveryState(rawValue: row.text("state") ?? "") ?? .queued, attempts: Int(row.integer("attempts") ?? 0),
                 status: row.integer("status").map { Int($0) }, reason: row.text("reason"),
-                unregisteredAt: row.integer("unregistered_at"), updatedAt: row.integer("updated_at") ?? 0)
+                unregisteredAt: row.integer("unregistered_at"), updatedAt: row.integer("updated_at") ?? 0, dueAt: row.integer("due_at"),
+                variant: Int(row.integer("variant") ?? 0))
         }
     }
 
     func jobContent(id: String) async throws -> JobContent? {
         guard let row = try await database.query("SELECT app_id, headers, payload, expires_at, metadata FROM jobs WHERE id = ?", [.text(id)]).first else { return nil }
+        var variants: [Int: [UInt8]] = [:]
+        for variant in try await database.query("SELECT variant, payload FROM job_variants WHERE job_id = ?", [.text(id)]) {
+            variants[Int(variant.integer("variant") ?? 0)] = variant.blob("payload")
+        }
         return JobContent(
             id: id, app: row.text("app_id") ?? "", headers: row.text("headers") ?? "{}", payload: row.blob("payload"),
-            expiresAt: row.integer("expires_at") ?? 0, metadata: row.text("metadata"))
+            expiresAt: row.integer("expires_at") ?? 0, metadata: row.text("metadata"), variants: variants)
     }
 
     // MARK: Dispatch
@@ -323,7 +544,7 @@ final class SQLGatewayStore: GatewayStore {
         var binds: [SQLValue] = [.text(worker), .integer(leaseUntil), .integer(now), .integer(now)]
         if takeOver { binds.append(.text(worker)) }
         binds.append(SQLValue(limit))
-        return try await database.query(
+        let claimed = try await database.query(
             """
             UPDATE deliveries SET
                 reclaimed_from = CASE WHEN state = 'claimed' THEN claimed_by ELSE reclaimed_from END,
@@ -332,14 +553,25 @@ final class SQLGatewayStore: GatewayStore {
                          WHERE state IN ('queued', 'claimed') AND due_at <= ? AND \(claimable)
                            AND app_id NOT IN (SELECT id FROM apps WHERE paused_at IS NOT NULL)
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
-            RETURNING id, job_id, app_id, token, apns_id, attempts
+            RETURNING id, job_id, app_id, token, apns_id, attempts, variant
             """,
             binds
         ).map { row in
-            ClaimedDelivery(
-                id: row.integer("id") ?? 0, job: row.text("job_id") ?? "", app: row.text("app_id") ?? "",
-                token: row.text("token") ?? "", apnsID: row.text("apns_id") ?? "", attempts: Int(row.integer("attempts") ?? 0))
+            let id = row.integer("id") ?? 0, job = row.text("job_id") ?? ""
+            return ClaimedDelivery(
+                id: id, job: job, app: row.text("app_id") ?? "", token: row.text("token") ?? "",
+                apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: id), attempts: Int(row.integer("attempts") ?? 0),
+                variant: Int(row.integer("variant") ?? 0))
         }.sorted { $0.id < $1.id }
+        // A job's first claim says when it started (a schedule that waited through an outage
+        // says how late); once per job, remembered here.
+        let starting = Set(claimed.map(\.job)).filter { startedJobs.insert($0) }
+        if !starting.isEmpty {
+            try await database.query(
+                "UPDATE jobs SET started_at = ? WHERE started_at IS NULL AND id IN (\(placeholders(starting.count)))",
+                [.integer(now)] + starting.sorted().map(SQLValue.text))
+        }
+        return claimed
     }
 
     /// Locks, in the order of their ids, the rows of `ids` that `worker` still holds (PostgreSQL;
@@ -373,11 +605,12 @@ final class SQLGatewayStore: GatewayStore {
                 if case .accepted = outcome.result, outcome.webhooks.isEmpty { continue }
                 let (assignments, values) = Self.assignments(for: outcome.result)
                 let held: [SQLValue] = [.integer(now), .integer(outcome.delivery.id), .text(worker)]
-                guard !(try await executor.query(
-                    "UPDATE deliveries SET \(assignments), claimed_by = NULL, updated_at = ? WHERE id = ? AND claimed_by = ? AND state = 'claimed' RETURNING id",
-                    values + held)).isEmpty
+                guard let updated = try await executor.query(
+                    "UPDATE deliveries SET \(assignments), claimed_by = NULL, updated_at = ? WHERE id = ? AND claimed_by = ? AND state = 'claimed' RETURNING state",
+                    values + held).first
                 else { continue }
-                if outcome.result.isFinal { finals[outcome.delivery.job, default: 0] += 1 }
+                // A retry of a cancelled job's delivery is not queued again: it is cancelled.
+                if outcome.result.isFinal || updated.text("state") == DeliveryState.cancelled.rawValue { finals[outcome.delivery.job, default: 0] += 1 }
                 if case .rejected(_, let reason, let unregisteredAt, true) = outcome.result {
                     dead.append((outcome.delivery, reason, unregisteredAt))
                 }
@@ -385,16 +618,7 @@ final class SQLGatewayStore: GatewayStore {
                     try await Self.insertWebhook(app: outcome.delivery.app, body: body, now: now, on: executor)
                 }
             }
-            // Jobs in one order too; the one whose count reaches 0 is done.
-            let doneWebhook = Set(outcomes.filter(\.doneWebhook).map(\.delivery.job))
-            for (job, count) in finals.sorted(by: { $0.key < $1.key }) {
-                guard let row = try await executor.query(
-                    "UPDATE jobs SET open_deliveries = open_deliveries - ? WHERE id = ? RETURNING open_deliveries, app_id, metadata",
-                    [SQLValue(count), .text(job)]).first, row.integer("open_deliveries") == 0
-                else { continue }
-                try await Self.finish(
-                    job: job, app: row.text("app_id") ?? "", metadata: row.text("metadata"), webhook: doneWebhook.contains(job), now: now, on: executor)
-            }
+            try await Self.close(finals, doneWebhook: Set(outcomes.filter(\.doneWebhook).map(\.delivery.job)), now: now, on: executor)
             // Devices too are locked in one order (app, then token) across processes.
             for (delivery, reason, unregisteredAt) in dead.sorted(by: { ($0.delivery.app, $0.delivery.token) < ($1.delivery.app, $1.delivery.token) }) {
                 try await executor.query(
@@ -407,6 +631,11 @@ final class SQLGatewayStore: GatewayStore {
         }
     }
 
+    /// What a delivery going back to the queue becomes: `queued`, or `cancelled` when its job
+    /// was cancelled meanwhile (nothing of a cancelled job is queued again).
+    static let queuedUnlessCancelled =
+        "CASE WHEN (SELECT cancelled_at FROM jobs WHERE jobs.id = deliveries.job_id) IS NULL THEN 'queued' ELSE 'cancelled' END"
+
     /// The columns an outcome sets, with their values.
     private static func assignments(for result: DeliveryOutcome.Result) -> (String, [SQLValue]) {
         switch result {
@@ -415,7 +644,7 @@ final class SQLGatewayStore: GatewayStore {
         case .rejected(let status, let reason, let unregisteredAt, _):
             return ("state = 'rejected', status = ?, reason = ?, unregistered_at = ?", [SQLValue(status), SQLValue(reason), SQLValue(unregisteredAt)])
         case .retry(let at, let reason):
-            return ("state = 'queued', due_at = ?, reason = ?", [.integer(at), SQLValue(reason)])
+            return ("state = \(queuedUnlessCancelled), due_at = ?, reason = ?", [.integer(at), SQLValue(reason)])
         case .expired(let reason):
             return ("state = 'expired', reason = ?", [SQLValue(reason)])
         }
@@ -451,10 +680,13 @@ final class SQLGatewayStore: GatewayStore {
         try await database.transaction { executor in
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
                 try await lockHeld(chunk, worker: worker, on: executor)
-                // Given back as it was: the attempt it was claimed for was not made.
-                try await executor.query(
-                    "UPDATE deliveries SET state = 'queued', due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count)))",
+                // Given back as it was: the attempt it was claimed for was not made. (A cancelled
+                // job's is cancelled: final.)
+                let rows = try await executor.query(
+                    "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id, state",
                     [.integer(now), SQLValue(reason), .integer(now), .text(worker)] + chunk.map(SQLValue.integer))
+                let ended = rows.filter { $0.text("state") == DeliveryState.cancelled.rawValue }.compactMap { $0.text("job_id") }
+                try await Self.close(Dictionary(grouping: ended, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
             }
         }
     }

@@ -44,15 +44,19 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
         // FULL: a committed submission survives a power cut, not only a killed process.
         try await query("PRAGMA synchronous = FULL")
         try await query("PRAGMA foreign_keys = ON")
+        // Erased users leave nothing in the file: freed pages are zeroed, not kept.
+        try await query("PRAGMA secure_delete = ON")
         try await GatewaySchema.migrate(database, dialect: .sqlite, named: "'\(path)'", describe: describe)
     }
 
     func insertDeliveries(_ job: NewJob, on executor: any SQLExecutor) async throws {
-        for chunk in job.tokens.chunked(SQLGatewayStore.rowsPerInsert) {
+        guard case .tokens(let tokens) = job.audience else { return }
+        let due = job.dueAt(nil)
+        for chunk in tokens.chunked(SQLGatewayStore.rowsPerInsert) {
             var binds: [SQLValue] = []
             binds.reserveCapacity(chunk.count * 6)
             for (token, apnsID) in chunk {
-                binds += [.text(job.id), .text(job.app), .text(token), .text(apnsID), .integer(job.now), .integer(job.now)]
+                binds += [.text(job.id), .text(job.app), .text(token), .text(apnsID), .integer(due), .integer(job.now)]
             }
             try await executor.query(
                 "INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at) VALUES "
@@ -85,6 +89,10 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
         guard free >= Self.minimumFreeBytes else {
             throw GatewayStoreError(message: "\(free) bytes free where the database lives; the gateway waits for \(Self.minimumFreeBytes)", kind: .full)
         }
+    }
+
+    func forgetDeleted() async throws {
+        try await query("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// Ends the probe's transaction without keeping anything.

@@ -61,6 +61,13 @@ enum WebhookEvents {
         return body(.jobDone, app: app, now: now, [("job", .string(job)), ("counts", .object(byState)), ("metadata", metadataValue(metadata))])
     }
 
+    /// `delivery.cancelled`: cancelled before it was handed to APNs.
+    static func cancelled(app: String, job: String, delivery: StoredDelivery, metadata: String?, now: Int64) -> String {
+        body(.cancelled, app: app, now: now, [
+            ("job", .string(job)), ("token", .string(delivery.token)), ("apnsId", .string(delivery.apnsID)), ("metadata", metadataValue(metadata)),
+        ])
+    }
+
     /// `app.paused`: APNs refused the app's credentials or server; its deliveries wait.
     static func appPaused(app: String, reason: String, advice: String, now: Int64) -> String {
         body(.appPaused, app: app, now: now, [("reason", .string(reason)), ("advice", .string(advice))])
