@@ -61,7 +61,12 @@ struct ServeCommand: AsyncParsableCommand {
                   http://127.0.0.1:8080/v1/apps/com.example.app/notifications
             An Idempotency-Key makes a retried submission answer the first one, for as long as \
             the notification is kept (--retain-days). Devices: POST .../devices {"tokens": [...], \
-            "tags": [...]} replaces their tags; "addTags" and "removeTags" edit them.
+            "user": "u-1", "language": "fr-CA", "timeZone": "Europe/Paris", "tags": [...]} (tags \
+            replaced; "addTags" and "removeTags" edit them); DELETE .../users/<user> erases a \
+            user. A submission may go to {"audience": {"users": [...]}}, carry "localized" \
+            alerts (each device gets its language's), wait for "sendAt" (an RFC 3339 time, or \
+            {"localTime": "2026-12-01T09:00"} in each device's zone), and be cancelled with \
+            POST .../notifications/<id>/cancel.
 
             Change an app in place (devices and history stay), as in a key rotation:
               curl -X PATCH -H "Authorization: Bearer $KEY" -d @rotate.json \\
