@@ -28,6 +28,10 @@ struct LintPass {
     let context: LintContext
     let pushType: PushType?
     var findings: [Finding] = []
+    /// Findings recorded and omitted (past the per-rule cap: counted, never built), by rule
+    /// ordinal: kept only once there are as many findings as the cap (no rule can reach it
+    /// before), so a payload with few findings pays nothing for it.
+    var perRule: (recorded: [Int32], omitted: [Int32])?
     var document: JSONDocument?
     /// The document was recovered from syntax errors: values are readable, sizes are not
     /// meaningful.
@@ -55,10 +59,30 @@ struct LintPass {
     @inline(__always)
     func isActive(_ rule: RuleID) -> Bool { settings.active.contains(rule) }
 
-    /// Records a finding; the message is built only if the rule runs.
+    /// Records a finding; the message is built only if the rule runs and is under its cap
+    /// (past it the finding is only counted).
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at target: Target) {
-        guard isActive(rule) else { return }
+        guard isActive(rule), hasRoom(rule) else { return }
+        perRule?.recorded[rule.ordinal] += 1
         findings.append(Finding(rule: rule, message: message(), target: target))
+    }
+
+    /// Whether a finding of `rule` would be recorded: under ``Linter/Settings/maximumFindingsPerRule``.
+    /// A `false` counts it as omitted, so work done only to describe a finding (a suggestion, a
+    /// message) is skipped past the cap.
+    mutating func hasRoom(_ rule: RuleID) -> Bool {
+        let cap = settings.maximumFindingsPerRule
+        if perRule == nil {
+            guard findings.count >= cap else { return true }
+            var recorded = [Int32](repeating: 0, count: RuleID.allCases.count)
+            for finding in findings { recorded[finding.rule.ordinal] += 1 }
+            perRule = (recorded, [Int32](repeating: 0, count: RuleID.allCases.count))
+        }
+        guard perRule!.recorded[rule.ordinal] < Int32(clamping: cap) else {
+            perRule!.omitted[rule.ordinal] += 1
+            return false
+        }
+        return true
     }
 
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at node: Node) {
@@ -136,6 +160,17 @@ struct LintPass {
     /// each pointer is read upwards from an index of parents built once, instead of descending
     /// from the root through each container's members.
     func finish() -> LintReport {
+        var findings = self.findings
+        // One finding per capped rule says how many more there were, where its last one was.
+        if let perRule {
+            for rule in RuleID.allCases where perRule.omitted[rule.ordinal] > 0 {
+                guard let target = findings.last(where: { $0.rule == rule })?.target else { continue }
+                let more = perRule.omitted[rule.ordinal]
+                findings.append(Finding(
+                    rule: rule, message: "and \(more) more finding\(more == 1 ? "" : "s") of \(rule) not listed (at most \(settings.maximumFindingsPerRule) per rule)",
+                    target: target))
+            }
+        }
         let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
         var diagnostics: [LintDiagnostic] = []
         diagnostics.reserveCapacity(findings.count)
@@ -188,7 +223,9 @@ struct LintPass {
             case (let left?, let right?): return left.offset < right.offset
             }
         }
-        return LintReport(diagnostics: diagnostics, byteCount: bytes.count, limit: limit, document: document)
+        return LintReport(
+            diagnostics: diagnostics, byteCount: bytes.count, limit: limit, document: document,
+            unlistedCount: perRule.map { Int($0.omitted.reduce(0, +)) } ?? 0)
     }
 }
 

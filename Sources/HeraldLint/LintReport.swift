@@ -11,9 +11,13 @@ public struct LintReport: Sendable {
     public var limit: Int
     /// The parsed document, when the body is JSON.
     public var document: JSONDocument?
+    /// Findings past ``LintConfiguration/maximumFindingsPerRule``: counted and not listed (each
+    /// capped rule has one more diagnostic saying how many of its findings it stands for).
+    public var unlistedCount: Int
 
     /// Creates a report.
-    public init(diagnostics: [LintDiagnostic], byteCount: Int, limit: Int, document: JSONDocument?) {
+    public init(diagnostics: [LintDiagnostic], byteCount: Int, limit: Int, document: JSONDocument?, unlistedCount: Int = 0) {
+        self.unlistedCount = unlistedCount
         self.diagnostics = diagnostics
         self.byteCount = byteCount
         self.limit = limit

@@ -13,12 +13,17 @@ public struct LintConfiguration: Sendable {
     public var nearLimitFraction: Double
     /// Limits for the JSON parser.
     public var parserOptions: JSONParser.Options
+    /// The most findings one rule reports per payload; past it they are counted, and one more
+    /// finding says how many (their messages, locations and suggestions are never made). 100 by
+    /// default: what a mock record keeps.
+    public var maximumFindingsPerRule: Int
 
     /// A configuration; the default runs every rule enabled by default.
     public init(
         disabled: Set<RuleID> = [], enabled: Set<RuleID> = [], severityOverrides: [RuleID: LintSeverity] = [:],
-        nearLimitFraction: Double = 0.9, parserOptions: JSONParser.Options = .init()
+        nearLimitFraction: Double = 0.9, parserOptions: JSONParser.Options = .init(), maximumFindingsPerRule: Int = 100
     ) {
+        self.maximumFindingsPerRule = maximumFindingsPerRule
         self.disabled = disabled
         self.enabled = enabled
         self.severityOverrides = severityOverrides
@@ -50,6 +55,7 @@ public struct Linter: Sendable {
         var severities = InlineArray<128, LintSeverity>(repeating: .info)
         var nearLimitFraction = 0.9
         var parserOptions = JSONParser.Options()
+        var maximumFindingsPerRule = 100
     }
 
     /// Creates a linter.
@@ -64,6 +70,7 @@ public struct Linter: Sendable {
         }
         settings.nearLimitFraction = configuration.nearLimitFraction
         settings.parserOptions = configuration.parserOptions
+        settings.maximumFindingsPerRule = max(1, configuration.maximumFindingsPerRule)
         self.settings = settings
     }
 

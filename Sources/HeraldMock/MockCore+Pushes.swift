@@ -84,7 +84,7 @@ extension MockCore {
         }
         // The linter reads the headers as sent (an uppercase apns-id stays uppercase).
         let report = linter.lint(outcome.body, context: LintContext(fields: fields, endpoint: endpoint, isRequest: true))
-        outcome.keepFindings(report.diagnostics)
+        outcome.keepFindings(report.diagnostics, unlisted: report.unlistedCount)
         if let rejection = rejection(report) { throw rejection }
         return report
     }

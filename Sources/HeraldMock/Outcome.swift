@@ -73,10 +73,11 @@ struct Outcome {
     }
 
     /// Keeps the first ``NotificationRecord/maximumFindings`` findings (each bounded in size)
-    /// and counts the rest: a record's size does not grow with what a payload provokes.
-    mutating func keepFindings(_ diagnostics: [LintDiagnostic]) {
+    /// and counts the rest, with those the linter counted past its per-rule cap and never
+    /// listed: a record's size does not grow with what a payload provokes.
+    mutating func keepFindings(_ diagnostics: [LintDiagnostic], unlisted: Int) {
         findings = diagnostics.prefix(NotificationRecord.maximumFindings).map(NotificationRecord.Finding.init)
-        omittedFindings = diagnostics.count - findings.count
+        omittedFindings = diagnostics.count - findings.count + unlisted
     }
 
     /// Answers with a stage's rejection.

@@ -95,3 +95,30 @@ struct LintFuzzRegressionTests {
         #expect(PropertyChecks.lint(Array(bytes.dropFirst()), context: context) == [])
     }
 }
+
+/// A rule says at most `maximumFindingsPerRule` things about one payload, then how many more:
+/// the work a finding costs (its message, place, suggestions) is paid for those listed only.
+@Suite("Findings per rule")
+struct FindingsPerRuleTests {
+    @Test("past the cap, one finding counts the rest", arguments: [(500, 100), (101, 100), (100, 100), (30, 10)])
+    func cappedRulesCountWhatTheyLeaveOut(keys: Int, cap: Int) throws {
+        let members = (0..<keys).map { #""custom\#($0)":1"# }.joined(separator: ",")
+        let linter = Linter(configuration: LintConfiguration(maximumFindingsPerRule: cap))
+        let report = linter.lint(#"{"aps":{"alert":"Hi",\#(members)}}"#)
+        let unknown = report.diagnostics.filter { $0.rule == .unknownAPSKey }
+        if keys <= cap {
+            #expect(unknown.count == keys && !unknown.contains { $0.message.contains("not listed") })
+            #expect(report.unlistedCount == 0)
+        } else {
+            #expect(unknown.count == cap + 1, "\(unknown.count)")
+            #expect(report.unlistedCount == keys - cap)
+            let summary = try #require(unknown.first { $0.message.contains("not listed") })
+            #expect(summary.message.contains("and \(keys - cap) more finding"), "\(summary.message)")
+            // Where the last listed one is; every listed one names its own key.
+            #expect(Set(unknown.compactMap(\.pointer)).count == cap, "each listed finding points at its key")
+        }
+        // Other rules keep their own count.
+        let both = linter.lint(#"{"aps":{"alert":"Hi",\#(members)},"email":"ann@example.com"}"#)
+        #expect(both.diagnostics.contains { $0.rule == .sensitiveEmail })
+    }
+}

@@ -322,7 +322,7 @@ extension LintPass {
         _ member: JSONDocument.Member, rule: RuleID, place: String, candidates: KeySuggester.Candidates,
         alsoCheck others: KeySuggester.Candidates? = nil, alsoPlace: String = ""
     ) {
-        guard isActive(rule) else { return }
+        guard isActive(rule), hasRoom(rule) else { return }
         let key = member.key
         if let header = APNsHeader.requestHeader(named: key) {
             report(rule, "\"\(key)\" is an HTTP/2 request header, not a payload key: send it as the \(header) header, not in the JSON", atKeyOf: member)
