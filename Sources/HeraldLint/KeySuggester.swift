@@ -11,6 +11,9 @@ enum KeySuggester {
     struct Candidates: Sendable {
         let names: [String]
         let normalized: [String]
+        /// Each normalized form's scalars, and the edits it allows (one for names under six
+        /// characters, two from six): computed once, not per key compared.
+        let forms: [(scalars: [Unicode.Scalar], bag: ScalarBag, allowed: Int)]
         /// Longer keys cannot be a respelling of any name (separators and case at most double a
         /// name, and two edits add two characters): they are not compared, whatever their size.
         let longestRespelling: Int
@@ -18,6 +21,10 @@ enum KeySuggester {
         init(_ names: [String]) {
             self.names = names
             self.normalized = names.map(KeySuggester.normalize)
+            forms = zip(names, normalized).map { name, form in
+                let scalars = Array(form.unicodeScalars)
+                return (scalars, ScalarBag(scalars), name.count >= 6 ? 2 : 1)
+            }
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
         }
     }
@@ -48,20 +55,26 @@ enum KeySuggester {
         return candidates.names[index]
     }
 
-    /// The best candidate for `key`, or `nil`.
+    /// The best candidate for `key`, or `nil`. Candidates whose length is out of reach are
+    /// skipped before any comparison, and the comparisons share their rows.
     static func suggestion(for key: String, among candidates: Candidates) -> String? {
         guard key.utf8.count <= candidates.longestRespelling else { return nil }
         let normalized = normalize(key)
         if let exact = candidates.normalized.firstIndex(of: normalized) { return candidates.names[exact] }
-        var best: (candidate: String, distance: Int)?
-        for (name, form) in zip(candidates.names, candidates.normalized) {
-            let allowed = name.count >= 6 ? 2 : 1
-            let distance = editDistance(normalized, form, limit: allowed)
-            if distance <= allowed, distance < best?.distance ?? Int.max {
-                best = (name, distance)
+        let scalars = Array(normalized.unicodeScalars)
+        var rows = EditRows()
+        var best: (index: Int, distance: Int)?
+        let bag = ScalarBag(scalars)
+        for (index, form) in candidates.forms.enumerated() where abs(form.scalars.count - scalars.count) <= form.allowed {
+            // Characters one has and the other lacks each cost an edit at least: most pairs are
+            // told apart by counting, before the distance's table.
+            guard bag.lowerBound(to: form.bag) <= form.allowed else { continue }
+            let distance = rows.distance(scalars, form.scalars, limit: form.allowed)
+            if distance <= form.allowed, distance < best?.distance ?? Int.max {
+                best = (index, distance)
             }
         }
-        return best?.candidate
+        return best.map { candidates.names[$0.index] }
     }
 
     /// Lowercase kebab-case: `threadID` → `thread-id`, `thread_id` → `thread-id`.
@@ -117,16 +130,55 @@ enum KeySuggester {
 
     /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`.
     static func editDistance(_ lhs: String, _ rhs: String, limit: Int) -> Int {
-        let a = Array(lhs.unicodeScalars)
-        let b = Array(rhs.unicodeScalars)
+        var rows = EditRows()
+        return rows.distance(Array(lhs.unicodeScalars), Array(rhs.unicodeScalars), limit: limit)
+    }
+}
+
+/// How many of each character a short string has, folded into 64 counters (a character's
+/// value modulo 64): a lower bound of the edit distance between two strings is the larger of
+/// the characters one has beyond the other, either way (an insertion, deletion or substitution
+/// changes one count on each side, a transposition none); folding only lowers the bound.
+struct ScalarBag: Sendable {
+    private var counts = InlineArray<64, UInt8>(repeating: 0)
+
+    init(_ scalars: [Unicode.Scalar]) {
+        for scalar in scalars {
+            let slot = Int(scalar.value & 63)
+            counts[slot] = counts[slot] &+ 1
+        }
+    }
+
+    func lowerBound(to other: ScalarBag) -> Int {
+        var surplus = 0, deficit = 0
+        for slot in 0..<64 {
+            let difference = Int(counts[slot]) - Int(other.counts[slot])
+            if difference > 0 { surplus += difference } else { deficit -= difference }
+        }
+        return max(surplus, deficit)
+    }
+}
+
+/// The three rows of an optimal-string-alignment distance, kept across comparisons.
+struct EditRows {
+    private var previousPrevious: [Int] = []
+    private var previous: [Int] = []
+    private var current: [Int] = []
+
+    /// The distance between `a` and `b`, or `limit + 1` once it is certainly past `limit`.
+    mutating func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previousPrevious = [Int](repeating: 0, count: b.count + 1)
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
+        let width = b.count + 1
+        if previous.count < width {
+            previousPrevious = [Int](repeating: 0, count: width)
+            previous = previousPrevious
+            current = previousPrevious
+        }
+        for j in 0..<width { previous[j] = j }
         for i in 1...a.count {
             current[0] = i
-            var rowMinimum = current[0]
+            var rowMinimum = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
@@ -137,7 +189,8 @@ enum KeySuggester {
                 rowMinimum = min(rowMinimum, value)
             }
             if rowMinimum > limit { return limit + 1 }
-            (previousPrevious, previous, current) = (previous, current, previousPrevious)
+            swap(&previousPrevious, &previous)
+            swap(&previous, &current)
         }
         return previous[b.count]
     }

@@ -110,6 +110,11 @@ public enum APNsHeader {
     /// The `apns-` request header `name` stands for (any case, `_` for `-`), such as a key
     /// `apns_priority` written into a payload by mistake; `nil` for other names.
     public static func requestHeader(named name: String) -> String? {
+        // Most keys are not: the first five bytes tell, before any string is made.
+        let head = Array(name.utf8.prefix(5))
+        guard head.count == 5, head[0] | 0x20 == UInt8(ascii: "a"), head[1] | 0x20 == UInt8(ascii: "p"),
+              head[2] | 0x20 == UInt8(ascii: "n"), head[3] | 0x20 == UInt8(ascii: "s"),
+              head[4] == UInt8(ascii: "-") || head[4] == UInt8(ascii: "_") else { return nil }
         let normalized = String(name.lowercased().map { $0 == "_" ? "-" : $0 })
         guard normalized.hasPrefix("apns-") else { return nil }
         return deviceRequestHeaders.first { $0 == normalized }

@@ -122,3 +122,63 @@ struct FindingsPerRuleTests {
         #expect(both.diagnostics.contains { $0.rule == .sensitiveEmail })
     }
 }
+
+/// "Did you mean" against a reference: for misspellings of every aps key (one or two random
+/// edits), the suggestion is the nearest aps key within its allowance (one edit under six
+/// characters, two from six; the first in declaration order on a tie), by a plain
+/// optimal-string-alignment distance written here, with no pruning.
+@Suite("Key suggestions")
+struct KeySuggestionTests {
+    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1) }
+            }
+        }
+        return table[a.count][b.count]
+    }
+
+    @Test func suggestionsAreTheNearestKeyWithinItsAllowance() throws {
+        var generator = SystemRandomNumberGenerator()
+        let names = APSKey.keys.map(\.description)
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        var checked = 0
+        for name in names {
+            for _ in 0..<40 {
+                var key = Array(name)
+                for _ in 0..<Int.random(in: 1...2, using: &generator) {
+                    let at = Int.random(in: 0..<key.count, using: &generator)
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0: key[at] = letters.randomElement(using: &generator)!
+                    case 1: key.insert(letters.randomElement(using: &generator)!, at: at)
+                    case 2 where key.count > 2: key.remove(at: at)
+                    default: if at + 1 < key.count { key.swapAt(at, at + 1) }
+                    }
+                }
+                let text = String(key)
+                // Only lowercase letters and single inner dashes: spelt as normalized.
+                guard !names.contains(text), !text.hasPrefix("apns"), !text.hasPrefix("-"), !text.hasSuffix("-"), !text.contains("--") else { continue }
+                var best: (name: String, distance: Int)?
+                for candidate in names {
+                    let allowed = candidate.count >= 6 ? 2 : 1
+                    let found = Self.distance(key, Array(candidate))
+                    if found <= allowed, found < best?.distance ?? .max { best = (candidate, found) }
+                }
+                let report = Linter().lint(#"{"aps":{"alert":"Hi","\#(text)":1}}"#)
+                let finding = try #require(report.diagnostics.first { $0.rule == .unknownAPSKey }, "\(text)")
+                if let best {
+                    #expect(finding.message.contains("did you mean \"\(best.name)\"?"), "\(text): \(finding.message)")
+                } else {
+                    #expect(!finding.message.contains("did you mean"), "\(text): \(finding.message)")
+                }
+                checked += 1
+            }
+        }
+        #expect(checked > names.count * 20)
+    }
+}
