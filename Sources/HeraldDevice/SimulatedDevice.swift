@@ -274,6 +274,14 @@ public struct SimulatedDevice: Sendable {
         storedGroups.removeAll()
     }
 
+    /// Forgets what the device showed and did: Notification Center and the log. Its state
+    /// stays (badge, Live Activities, the background budget, a held push), so later pushes
+    /// behave as before. A host simulating many devices keeps the history of only some.
+    public mutating func forgetHistory() {
+        storedGroups.removeAll()
+        log.removeAll()
+    }
+
     // MARK: Delivery
 
     private mutating func apply(_ delivery: Delivery, at time: Double) -> [Event] {

@@ -378,6 +378,7 @@ struct InspectionAPI {
             "keys": .array(configuration.keys.map { ["keyId": .string($0.keyID.rawValue), "teamId": .string($0.teamID.rawValue)] }),
             "verifiesSignatures": .bool(!configuration.keys.isEmpty), "strict": .bool(configuration.strict),
             "storeCapacity": .number(JSONNumber(configuration.storeCapacity)),
+            "deviceHistories": .number(JSONNumber(configuration.deviceHistories)),
             "database": configuration.databasePath.map { .string($0) } ?? .null,
             "languages": .array(server.languages.map { .string($0) }),
             "language": .string(server.core.renderer.localizer.language),

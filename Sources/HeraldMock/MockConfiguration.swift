@@ -122,6 +122,11 @@ public struct MockConfiguration: Sendable {
     public var leniency: Leniency = .default
     /// How many requests the store keeps (the newest); older ones are dropped.
     public var storeCapacity: Int = 10_000
+    /// How many devices keep a history (Notification Center, up to 64 notifications, and the
+    /// event log): the most recently reached. Older devices keep their token, binding, badge
+    /// and Live Activities but forget what they showed (``MockDevice/historyForgotten``), so a
+    /// load test over many devices holds the mock's memory flat.
+    public var deviceHistories: Int = 1_000
     /// An SQLite file that keeps every request across restarts (`nil`, the default: memory
     /// only). Each request's answer waits until its row is committed; the API reads from it.
     public var databasePath: String? = nil
@@ -181,6 +186,7 @@ public struct MockConfiguration: Sendable {
             throw Problem(setting: "authentication", message: "client certificates need TLS; the transport is plaintext")
         }
         try check(storeCapacity >= 1, "storeCapacity", "at least 1")
+        try check(deviceHistories >= 1, "deviceHistories", "at least 1")
         if let databasePath { try check(!databasePath.isEmpty, "databasePath", "a file name") }
         try check(databaseKeepCount >= 1, "databaseKeepCount", "at least 1")
         let day = Duration.seconds(86_400)

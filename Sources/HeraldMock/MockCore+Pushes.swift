@@ -154,6 +154,7 @@ extension MockCore {
             }
             device.deliveries += 1
             if let payload {
+                device.historyForgotten = false
                 device.device.receive(
                     SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), at: now.timeIntervalSince1970)
             }
@@ -162,6 +163,7 @@ extension MockCore {
         // The device's row before the request's: the answer waits for the latter.
         if bindingChanged { persistDevice(token) }
         if let problem { throw problem }
+        if payload != nil { devices.reached(token) }
         outcome.delivered = rendered != nil
         outcome.succeed(explanation: rendered == nil ? "accepted; the payload is not a JSON object, so the device shows nothing" : nil)
     }
@@ -199,13 +201,16 @@ extension MockCore {
             let payload = Payload()  // the device shows `rendered`
             outcome.delivered = true
             for token in channels.subscribers(of: channelID) {
-                devices.entry(token)?.state.withLock { device in
+                guard let entry = devices.entry(token) else { continue }
+                entry.state.withLock { device in
                     device.lastSeen = outcome.now
                     device.deliveries += 1
+                    device.historyForgotten = false
                     device.device.receive(
                         SimulatedDevice.Delivery(id: outcome.apnsID, payload: payload, headers: headers, activityID: channelID, rendered: rendered),
                         at: outcome.now.timeIntervalSince1970)
                 }
+                devices.reached(token)
             }
         }
         outcome.succeed(explanation: nil)

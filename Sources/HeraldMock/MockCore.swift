@@ -97,7 +97,7 @@ final class MockCore: Sendable {
                 acceptsFractionalIssuedAt: configuration.leniency.acceptsFractionalIssuedAt)))
         store = MemoryRecordStore(retention: RecordRetention(count: configuration.storeCapacity))
         renderer = NotificationRenderer(bundle: configuration.localization, preferredLanguages: configuration.languages)
-        devices = DeviceRegistry(capacity: 10_000, renderer: renderer)
+        devices = DeviceRegistry(capacity: 10_000, histories: configuration.deviceHistories, renderer: renderer)
         for token in configuration.unregisteredTokens {
             _ = devices.register(token, topic: nil, environment: configuration.environment)
             devices.entry(token)?.state.withLock { $0.unregisteredAt = configuration.now() }

@@ -60,6 +60,9 @@ public struct MockSettings: Sendable {
     public var strict: Bool?
     /// `storeLimit`: requests kept in memory (default 10,000).
     public var storeLimit: Int?
+    /// `deviceHistories`: devices that keep their Notification Center and log (default 1,000;
+    /// the most recently reached).
+    public var deviceHistories: Int?
     /// `db`: an SQLite file that keeps requests across restarts.
     public var db: String?
     /// `dbKeep`: requests the file keeps (default 100,000).
@@ -163,6 +166,7 @@ public struct MockSettings: Sendable {
         case "caOut": caOut = try string()
         case "strict": strict = try bool()
         case "storeLimit": storeLimit = try int()
+        case "deviceHistories": deviceHistories = try int()
         case "db": db = try string()
         case "dbKeep": dbKeep = try int()
         case "dbMaxAge": dbMaxAge = try number("hours")
@@ -206,7 +210,7 @@ public struct MockSettings: Sendable {
         }
         take(\.host); take(\.port); take(\.apiPort); take(\.channelPort); take(\.environment)
         take(\.plaintext); take(\.tlsCert); take(\.tlsKey); take(\.caOut); take(\.strict)
-        take(\.storeLimit); take(\.db); take(\.dbKeep); take(\.dbMaxAge); take(\.idleTimeout)
+        take(\.storeLimit); take(\.deviceHistories); take(\.db); take(\.dbKeep); take(\.dbMaxAge); take(\.idleTimeout)
         take(\.auth); take(\.acceptAnyClientCertificate); take(\.languages)
         take(\.releaseTo); take(\.releaseP8); take(\.releaseKeyID); take(\.releaseTeamID)
         take(\.releaseCert); take(\.releaseCAFile); take(\.releasePlaintext)
@@ -276,6 +280,10 @@ public struct MockSettings: Sendable {
         if let storeLimit {
             guard storeLimit >= 1 else { throw MockSettingsError("\(name("storeLimit")) must be at least 1") }
             configuration.storeCapacity = storeLimit
+        }
+        if let deviceHistories {
+            guard deviceHistories >= 1 else { throw MockSettingsError("\(name("deviceHistories")) must be at least 1") }
+            configuration.deviceHistories = deviceHistories
         }
         if let db {
             guard !db.isEmpty else { throw MockSettingsError("\(name("db")) needs a file name") }

@@ -27,9 +27,13 @@ public struct MockDevice: Sendable {
     /// Whether it was registered through the API (kept), rather than made by a first push (the
     /// oldest of those are forgotten beyond 10,000).
     public var registered: Bool = false
+    /// Whether its Notification Center and log were emptied because more recently reached
+    /// devices took the mock's history budget (``MockConfiguration/deviceHistories``); the
+    /// next push it receives starts a new history.
+    public var historyForgotten: Bool = false
 
     /// The device as JSON: `token`, `topic`, `environment`, `state` (`active` or
-    /// `unregistered`), `unregisteredAt`, `channels`, `deliveries`, `lastSeen`, `registered`, `badge`, `notificationCount`, `groups` (each
+    /// `unregistered`), `unregisteredAt`, `channels`, `deliveries`, `lastSeen`, `registered`, `historyForgotten`, `badge`, `notificationCount`, `groups` (each
     /// `{threadId, notifications}`), `activities`, `backgroundWakes` (how many in the last
     /// hour), `backgroundWakeTimes` and `language` (the language it renders in). Times are RFC 3339
     /// in UTC with milliseconds, as everywhere in the API.
@@ -45,6 +49,7 @@ public struct MockDevice: Sendable {
         add("deliveries", .number(JSONNumber(deliveries)))
         add("lastSeen", lastSeen.map { .string(NotificationRecord.iso8601($0)) } ?? .null)
         add("registered", .bool(registered))
+        add("historyForgotten", .bool(historyForgotten))
         add("badge", device.badge.map { .number(JSONNumber($0)) } ?? .null)
         add("notificationCount", .number(JSONNumber(device.notificationCount)))
         add("groups", .array(device.groups.map { group in
@@ -112,15 +117,36 @@ final class DeviceRegistry: Sendable {
     }
 
     private let entries = Mutex<[DeviceToken: Entry]>([:])
-    /// Insertion order of devices registered by a first push, for eviction.
-    private let automatic = Mutex<[DeviceToken]>([])
+    /// Insertion order of devices registered by a first push, for eviction: those before
+    /// `head` are gone (popping the front of an array of 10,000 on every new device cost a
+    /// load test over more devices than that a copy of the array per push).
+    private let automatic = Mutex<(list: [DeviceToken], head: Int)>(([], 0))
+    /// The devices that keep a history, most recently reached last.
+    private let histories: Mutex<RecencyOrder<DeviceToken>>
     let capacity: Int
     /// What devices render with: the mock's app strings and default language.
     let renderer: NotificationRenderer
 
-    init(capacity: Int, renderer: NotificationRenderer) {
+    /// `capacity` devices made by a first push are kept; the `histories` most recently reached
+    /// devices keep their Notification Center and log (each device's own caps bound those).
+    init(capacity: Int, histories: Int, renderer: NotificationRenderer) {
         self.capacity = capacity
+        self.histories = Mutex(RecencyOrder(limit: histories))
         self.renderer = renderer
+    }
+
+    /// Notes that a push reached `token`'s device: the device reached longest ago beyond the
+    /// history budget forgets its history. (Under a load test over more devices than the
+    /// budget, memory stays flat: each device's caps times the budget.)
+    func reached(_ token: DeviceToken) {
+        histories.withLock { order in
+            for forgotten in order.touch(token) {
+                entries.withLock { $0[forgotten] }?.state.withLock { device in
+                    device.device.forgetHistory()
+                    device.historyForgotten = true
+                }
+            }
+        }
     }
 
     func entry(_ token: DeviceToken) -> Entry? { entries.withLock { $0[token] } }
@@ -129,31 +155,43 @@ final class DeviceRegistry: Sendable {
     /// the token of a device evicted to make room, if any. Devices made this way are evicted
     /// oldest first beyond `capacity`.
     func entry(_ token: DeviceToken, creatingWith topic: String?, environment: APNsEnvironment) -> (entry: Entry, created: Bool, evicted: DeviceToken?) {
-        entries.withLock { entries in
+        let made: (entry: Entry, created: Bool, evicted: DeviceToken?) = entries.withLock { entries in
             if let entry = entries[token] { return (entry, false, nil) }
             let entry = Entry(MockDevice(token: token, topic: topic, environment: environment, unregisteredAt: nil, channels: [], deliveries: 0, device: SimulatedDevice(renderer: renderer)))
             entries[token] = entry
-            let evicted: DeviceToken? = automatic.withLock { list in
-                list.append(token)
-                return list.count > capacity ? list.removeFirst() : nil
+            let evicted: DeviceToken? = automatic.withLock { queue in
+                queue.list.append(token)
+                guard queue.list.count - queue.head > capacity else { return nil }
+                let oldest = queue.list[queue.head]
+                queue.head += 1
+                if queue.head > capacity {
+                    queue.list.removeFirst(queue.head)
+                    queue.head = 0
+                }
+                return oldest
             }
             if let evicted { entries[evicted] = nil }
             return (entry, true, evicted)
         }
+        // Outside the devices' lock: `reached` takes the two the other way round.
+        if let evicted = made.evicted { histories.withLock { $0.remove(evicted) } }
+        return made
     }
 
     /// Puts back a device as a database kept it (its Notification Center comes empty).
     func restore(_ device: MockDevice) {
         entries.withLock { entries in
             entries[device.token] = Entry(device)
-            if !device.registered { automatic.withLock { $0.append(device.token) } }
+            if !device.registered { automatic.withLock { $0.list.append(device.token) } }
         }
     }
 
     /// Registers (or re-binds) a device explicitly; it is never evicted.
     func register(_ token: DeviceToken, topic: String?, environment: APNsEnvironment) -> MockDevice {
         entries.withLock { entries in
-            automatic.withLock { $0.removeAll { $0 == token } }
+            automatic.withLock { queue in
+                if let index = queue.list[queue.head...].firstIndex(of: token) { queue.list.remove(at: index) }
+            }
             if let entry = entries[token] {
                 return entry.state.withLock { device in
                     if let topic { device.topic = topic }
@@ -171,7 +209,8 @@ final class DeviceRegistry: Sendable {
     }
 
     func remove(_ token: DeviceToken) -> Bool {
-        entries.withLock { $0.removeValue(forKey: token) != nil }
+        histories.withLock { $0.remove(token) }
+        return entries.withLock { $0.removeValue(forKey: token) != nil }
     }
 
     var all: [MockDevice] {
@@ -182,8 +221,54 @@ final class DeviceRegistry: Sendable {
     var count: Int { entries.withLock { $0.count } }
 
     func removeAll() {
+        histories.withLock { $0.removeAll() }
         entries.withLock { $0.removeAll() }
-        automatic.withLock { $0.removeAll() }
+        automatic.withLock { $0 = ([], 0) }
+    }
+}
+
+/// The `limit` most recently touched keys, in amortised constant time per touch: touches are
+/// appended to a list, a key's latest touch is the one that counts, and the list is compacted
+/// when stale touches make up half of it.
+struct RecencyOrder<Key: Hashable> {
+    let limit: Int
+    private var latest: [Key: Int] = [:]
+    private var touches: [(key: Key, sequence: Int)] = []
+    private var head = 0
+    private var sequence = 0
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Whether `key` is among the most recent.
+    func contains(_ key: Key) -> Bool { latest[key] != nil }
+
+    /// Marks `key` touched now; returns the keys that fell out of the most recent `limit`.
+    mutating func touch(_ key: Key) -> [Key] {
+        sequence += 1
+        latest[key] = sequence
+        touches.append((key, sequence))
+        var dropped: [Key] = []
+        while latest.count > limit, head < touches.count {
+            let oldest = touches[head]
+            head += 1
+            if latest[oldest.key] == oldest.sequence {
+                latest[oldest.key] = nil
+                dropped.append(oldest.key)
+            }
+        }
+        if touches.count - head > 2 * limit + 16 || head > limit + 16 {
+            touches = touches[head...].filter { latest[$0.key] == $0.sequence }
+            head = 0
+        }
+        return dropped
+    }
+
+    mutating func remove(_ key: Key) { latest[key] = nil }
+
+    mutating func removeAll() {
+        latest.removeAll()
+        touches.removeAll()
+        head = 0
     }
 }
 

@@ -64,7 +64,7 @@ struct MockCommand: AsyncParsableCommand {
             captured notification on to real APNs or another mock, as Mailpit releases mail.
 
             --config FILE reads a JSON object with any of: host, port, apiPort, channelPort, \
-            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, db, dbKeep, dbMaxAge, idleTimeout, unregistered \
+            environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, deviceHistories, db, dbKeep, dbMaxAge, idleTimeout, unregistered \
             (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}), \
             bundle, strings, lang (array), releaseTo, releaseP8, releaseKeyId, releaseTeamId, \
             releaseCert, releaseCaFile, releasePlaintext. Flags given on the command line win.

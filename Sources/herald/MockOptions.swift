@@ -107,6 +107,9 @@ struct MockStorageOptions: ParsableArguments {
     @Option(name: .customLong("store-limit"), help: ArgumentHelp("How many requests to keep for the API (default 10000; the newest are kept).", valueName: "N"))
     var storeLimit: Int?
 
+    @Option(name: .customLong("device-histories"), help: ArgumentHelp("How many devices keep what they showed (Notification Center and event log) for the inbox (default 1000; the most recently reached). Others keep their token, badge and Live Activities: memory stays flat under a load test over many devices.", valueName: "N"))
+    var deviceHistories: Int?
+
     @Option(name: .customLong("db"), help: ArgumentHelp("Keep every request in this SQLite file across restarts (created if missing); each answer waits until its request is committed.", valueName: "FILE"))
     var db: String?
 
@@ -118,6 +121,7 @@ struct MockStorageOptions: ParsableArguments {
 
     func apply(to settings: inout MockSettings) {
         settings.storeLimit = storeLimit
+        settings.deviceHistories = deviceHistories
         settings.db = db
         settings.dbKeep = dbKeep
         settings.dbMaxAge = dbMaxAge

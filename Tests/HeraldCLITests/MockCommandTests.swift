@@ -74,7 +74,7 @@ import Testing
             ("LISTENING:", ["--host", "--port", "--api-port", "--channel-port", "--plaintext", "--tls-cert", "--tls-key", "--ca-out"]),
             ("PROVIDER AUTHENTICATION:", ["--auth", "--client-ca", "--accept-any-client-certificate", "--key", "--key-id", "--team-id"]),
             ("ANSWERS:", ["--environment", "--unregistered", "--fault", "--strict", "--idle-timeout"]),
-            ("STORAGE:", ["--store-limit", "--db", "--db-keep", "--db-max-age"]),
+            ("STORAGE:", ["--store-limit", "--device-histories", "--db", "--db-keep", "--db-max-age"]),
             ("APP STRINGS:", ["--bundle", "--strings", "--lang"]),
             ("RELEASE FROM THE INBOX:", ["--release-to", "--release-p8", "--release-key-id", "--release-team-id", "--release-cert", "--release-ca-file", "--release-plaintext"]),
             ("OPTIONS:", ["--config", "--version"]),

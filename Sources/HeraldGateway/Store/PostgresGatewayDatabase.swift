@@ -261,7 +261,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     /// A committed write of the health table's row (PostgreSQL refuses it while its disk is full).
     func probeWrite() async throws {
-        try await query(
+        _ = try await query(
             "INSERT INTO herald_gateway_health (id, stamp) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET stamp = excluded.stamp",
             [.integer(Int64.random(in: 0...Int64.max))])
     }

@@ -120,7 +120,9 @@ function renderDevices() {
       el("label", { for: "lang-" + d.token }, "Language ", select),
       d.state === "unregistered" ? el("p", { class: "gone" }, `Unregistered since ${new Date(d.unregisteredAt).toLocaleString()}: pushes get 410`) : null,
       ...stacks, ...activities,
-      !stacks.length && !activities.length ? el("p", { class: "who" }, "Nothing on the lock screen.") : null,
+      !stacks.length && !activities.length ? el("p", { class: "who" }, d.historyForgotten
+        ? "History forgotten: other devices were reached more recently (--device-histories). The next push starts a new one."
+        : "Nothing on the lock screen.") : null,
       wakes.length ? el("div", { class: "wakes" }, `${wakes.length} silent wake${wakes.length === 1 ? "" : "s"}: ` + wakes.map((t) => new Date(t).toLocaleTimeString()).join(", ")) : null,
       d.state === "unregistered"
         ? el("button", { type: "button", onclick: () => reactivate(d.token) }, "Make active again")
