@@ -23,7 +23,7 @@ extension MockCore {
             headers.providerToken = APNsHeader.providerToken(inAuthorization: value)
         }
         do throws(Rejection) {
-            try authenticate(headers.providerToken, at: outcome.now, connection: &connection, plan: &plan)
+            try authenticate(headers.providerToken, outcome: &outcome, connection: &connection, plan: &plan)
         } catch {
             return outcome.fail(error)
         }

@@ -12,7 +12,7 @@ extension MockCore {
     func judge(_ outcome: inout Outcome, connection: inout ConnectionState, plan: inout Plan) {
         do throws(Rejection) {
             let (headers, target) = try readHeaders(&outcome)
-            try authenticate(headers.providerToken, at: outcome.now, connection: &connection, plan: &plan)
+            try authenticate(headers.providerToken, outcome: &outcome, connection: &connection, plan: &plan)
             switch target {
             case .device(let token):
                 try pushToDevice(token, headers: headers, outcome: &outcome, connection: connection)

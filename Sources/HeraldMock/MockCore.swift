@@ -222,8 +222,9 @@ final class MockCore: Sendable {
 
     /// Stage 3, authentication, for every listener: the connection's ``ProviderAuthentication``
     /// decides; the first token it accepts raises the connection's stream limit.
-    func authenticate(_ jwt: String?, at now: Date, connection: inout ConnectionState, plan: inout Plan) throws(Rejection) {
-        let accepted = try connection.authentication.authenticate(jwt, at: now, environment: configuration.environment, verifier: verifier)
+    func authenticate(_ jwt: String?, outcome: inout Outcome, connection: inout ConnectionState, plan: inout Plan) throws(Rejection) {
+        let accepted = try connection.authentication.authenticate(jwt, at: outcome.now, environment: configuration.environment, verifier: verifier)
+        if jwt != nil, connection.authentication.certificate == nil { outcome.leniencies = connection.authentication.tokenLeniencies }
         if accepted, !connection.streamsRaised {
             connection.streamsRaised = true
             plan.raiseStreams = true

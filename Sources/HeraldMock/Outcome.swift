@@ -38,6 +38,8 @@ struct Outcome {
     var explanation: String?
     var fault: String?
     var findings: [NotificationRecord.Finding] = []
+    /// What the request got through only by the mock's leniency, listed before the findings.
+    var leniencies: [NotificationRecord.Finding] = []
     /// Findings beyond ``NotificationRecord/maximumFindings``, counted and not kept.
     var omittedFindings = 0
     var delivered = false
@@ -136,7 +138,7 @@ struct Outcome {
         NotificationRecord(
             id: id, connection: connection, receivedAt: now, kind: kind, fields: fields, body: body, bodyByteCount: bodyByteCount,
             apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID, status: answered ? status : nil, reason: answered ? reason : nil,
-            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: findings, omittedFindings: omittedFindings,
+            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: leniencies + findings, omittedFindings: omittedFindings,
             delivered: delivered, defaultedTopic: defaultedTopic)
     }
 

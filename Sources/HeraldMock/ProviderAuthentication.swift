@@ -27,6 +27,10 @@ struct ProviderAuthentication: Sendable {
     private(set) var tokenChangedAt: Date?
     /// The team bound by the first accepted push.
     private(set) var team: String?
+    /// What the token last accepted got through only by the mock's leniency (an `iat` as a
+    /// string or with a fraction): noted on every record it authenticates, so a developer sees
+    /// what `--strict`, and perhaps APNs, would refuse.
+    private(set) var tokenLeniencies: [NotificationRecord.Finding] = []
 
     /// Decides whether a request with this `authorization` token (`nil` when it has none) may go
     /// on at `now`.
@@ -74,9 +78,29 @@ struct ProviderAuthentication: Sendable {
                 "the provider token changed \(Int(now.timeIntervalSince(changed))) seconds after the previous change on this connection; change it at most every 20 minutes")
         }
         token = jwt
+        tokenLeniencies = Self.leniencies(of: verified)
         tokenIssuedAt = verified.issuedAt
         tokenChangedAt = now
         team = verified.teamID
         return true
+    }
+
+    /// The undocumented forms `verified` was accepted with.
+    static func leniencies(of verified: ProviderToken) -> [NotificationRecord.Finding] {
+        var notes: [NotificationRecord.Finding] = []
+        func note(_ rule: String, _ message: String) {
+            notes.append(NotificationRecord.Finding(rule: rule, severity: "warning", message: message, header: APNsHeader.authorization))
+        }
+        if verified.issuedAtIsString {
+            note(
+                "provider-token-iat-string",
+                "the provider token's iat is a string; \"Establishing a token-based connection to APNs\" gives it as a number of seconds. Accepted by this mock's leniency; --strict refuses it (403 InvalidProviderToken), and APNs may")
+        }
+        if verified.issuedAtIsFractional {
+            note(
+                "provider-token-iat-fractional",
+                "the provider token's iat has a fraction; \"Establishing a token-based connection to APNs\" gives it in whole seconds. Accepted by this mock's leniency; --strict refuses it (403 InvalidProviderToken), and APNs may")
+        }
+        return notes
     }
 }
