@@ -82,6 +82,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     private var openResetTimes: [NIODeadline] = []
     private var closeReason: String?
     private var graceTimer: Scheduled<Void>?
+    /// Streams above the last-stream-id the connection saw while going away (the seal counts
+    /// those opened after the GOAWAY was written); the GOAWAY's last-stream-id once written.
+    private var notProcessed = StreamTally()
+    private var seal: InboundSeal?
+    private var goneAwayAt: Int?
 
     /// The most a connection may hold for unfinished requests: beyond it, the stream that
     /// would exceed it is reset (ENHANCE_YOUR_CALM), so a client that opens many streams and
@@ -135,6 +140,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         graceTimer?.cancel()
         core.metrics.connectionsOpen.decrement()
         var summary = "\(processed) request\(processed == 1 ? "" : "s"); resets received: \(resetsOfAnswered) of answered streams, \(resetsOfOpen) of open ones"
+        var lost = notProcessed
+        if let seal { lost.add(seal.opened) }
+        if lost.count > 0, let last = goneAwayAt {
+            // What a client that does not retry streams above the last-stream-id loses: the
+            // mock never saw them as requests, so no record says so but this.
+            core.metrics.streamsNotProcessed.increment(by: lost.count)
+            log(.streamsNotProcessed, lastStreamID: last,
+                detail: "\(lost.count) stream\(lost.count == 1 ? "" : "s") opened above the GOAWAY's last-stream-id \(last) (\(lost.ids)) not processed: a client that does not send them again on a new connection loses them")
+            summary += "; \(lost.count) stream\(lost.count == 1 ? "" : "s") above the last-stream-id not processed"
+        }
         if let closeReason { summary = closeReason + "; " + summary }
         log(.closed, detail: summary)
     }
@@ -144,8 +159,14 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         let id = frame.streamID
         switch frame.payload {
         case .headers(let headers):
-            if case .draining(let last, _, _) = lifecycle, Int(id) > last { return }  // ignored, not reset
-            if case .closing = lifecycle { return }
+            if case .draining(let last, _, _) = lifecycle, Int(id) > last {
+                if streams[id] == nil { notProcessed.add(Int(id)) }
+                return  // ignored, not reset
+            }
+            if case .closing = lifecycle {
+                if let last = goneAwayAt, Int(id) > last, streams[id] == nil { notProcessed.add(Int(id)) }
+                return
+            }
             if streams[id] == nil {
                 var pending = Pending()
                 var size = 0
@@ -293,9 +314,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         switch lifecycle {
         case .draining(let last, _, _) where Int(id) > last:
             // Above the last-stream-id: not processed, as the GOAWAY will say; not reset either.
+            notProcessed.add(Int(id))
             release(id)
             return
         case .closing:
+            if let last = goneAwayAt, Int(id) > last { notProcessed.add(Int(id)) }
             release(id)
             return
         default:
@@ -394,13 +417,20 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     private func sendGoAwayAndClose() {
         guard case .draining(let last, let reason, let code) = lifecycle, let context else { return }
         lifecycle = .closing
+        goneAwayAt = last
         graceTimer?.cancel()
+        // Streams above the last-stream-id still waiting for their body will not get it.
+        for (id, pending) in streams where Int(id) > last && !pending.complete {
+            notProcessed.add(Int(id))
+            release(id)
+        }
         closeReason = closeReason ?? "GOAWAY (\(reason.rawValue))"
         log(.goAwaySent, code: code, lastStreamID: last, detail: reason.rawValue)
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(
             wrapOutboundOut(GoAway.frame(lastStreamID: last, reason: reason, code: code, allocator: context.channel.allocator)), promise: written)
-        (try? context.pipeline.syncOperations.handler(type: InboundSeal.self))?.seal()
+        seal = try? context.pipeline.syncOperations.handler(type: InboundSeal.self)
+        seal?.seal(lastStreamID: last)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in
             let context = bound.value

@@ -23,6 +23,10 @@ public struct ConnectionEvent: Sendable, Identifiable {
         case resetSent = "reset-sent"
         /// The connection broke the HTTP/2 rules (or TLS failed): the peer's error and address.
         case protocolError = "protocol-error"
+        /// Streams the client opened above the mock's GOAWAY last-stream-id (while it drained or
+        /// after): never processed, so lost unless the client sends them again. Logged once, as
+        /// the connection closes, with their count and ids.
+        case streamsNotProcessed = "streams-not-processed"
         /// The connection closed: who closed it, and its requests and resets.
         case closed
     }

@@ -90,18 +90,81 @@ enum GoAway {
 /// RST_STREAM, and python-h2 raises on a reset for a stream it considers closed). Reading on
 /// also keeps the socket from being closed with unread data, which makes the kernel send a
 /// TCP reset that can reach the client before it has read the GOAWAY.
+///
+/// It follows the frames' boundaries from the connection's start (the preface, then each frame's
+/// 9-byte header and its length), so that once sealed it can count the streams the client still
+/// opens (HEADERS on a new stream above the last-stream-id): a client that does not send those
+/// again loses them, and the connection log says so.
 final class InboundSeal: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    // @unchecked: `sealed` is touched only on the channel's event loop (by this handler, and by
-    // the connection handler above it in the same pipeline).
+    // @unchecked: every member is touched only on the channel's event loop (by this handler,
+    // and by the connection handler above it in the same pipeline).
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private var sealed = false
+    /// The client's connection preface ("PRI * HTTP/2.0…"), before the first frame.
+    private var prefaceLeft = 24
+    private var payloadLeft = 0
+    private var header = InlineArray<9, UInt8>(repeating: 0)
+    private var headerFill = 0
+    private var sealedAbove: Int?
+    /// Streams opened after the seal above its last-stream-id.
+    private(set) var opened = StreamTally()
 
-    func seal() { sealed = true }
+    /// From now on, frames are dropped; new streams above `lastStreamID` are counted.
+    func seal(lastStreamID: Int) { sealedAbove = lastStreamID }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if sealed { return }
+        let buffer = unwrapInboundIn(data)
+        track(buffer)
+        if sealedAbove != nil { return }
         context.fireChannelRead(data)
     }
+
+    /// Moves over `buffer` frame by frame: the payloads are skipped whole, only headers are read.
+    private func track(_ buffer: ByteBuffer) {
+        buffer.withUnsafeReadableBytes { bytes in
+            var index = 0
+            while index < bytes.count {
+                if prefaceLeft > 0 || payloadLeft > 0 {
+                    let skipped = min(prefaceLeft > 0 ? prefaceLeft : payloadLeft, bytes.count - index)
+                    if prefaceLeft > 0 { prefaceLeft -= skipped } else { payloadLeft -= skipped }
+                    index += skipped
+                    continue
+                }
+                header[headerFill] = bytes[index]
+                headerFill += 1
+                index += 1
+                guard headerFill == 9 else { continue }
+                headerFill = 0
+                payloadLeft = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
+                let stream = (Int(header[5]) << 24 | Int(header[6]) << 16 | Int(header[7]) << 8 | Int(header[8])) & 0x7FFF_FFFF
+                // HEADERS (type 1) on an odd (client) stream above the last-stream-id.
+                if let last = sealedAbove, header[3] == 1, stream > last, stream & 1 == 1 { opened.add(stream) }
+            }
+        }
+    }
+}
+
+/// Streams counted with their lowest and highest ids: what a log line needs, in constant space
+/// whatever a client sends.
+struct StreamTally: Sendable {
+    private(set) var count = 0
+    private(set) var lowest = Int.max
+    private(set) var highest = 0
+
+    mutating func add(_ stream: Int) {
+        count += 1
+        lowest = min(lowest, stream)
+        highest = max(highest, stream)
+    }
+
+    mutating func add(_ other: StreamTally) {
+        guard other.count > 0 else { return }
+        count += other.count
+        lowest = min(lowest, other.lowest)
+        highest = max(highest, other.highest)
+    }
+
+    /// "ids 1003-1113", "id 1003".
+    var ids: String { count == 1 ? "id \(lowest)" : "ids \(lowest)-\(highest)" }
 }

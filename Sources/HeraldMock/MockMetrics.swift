@@ -14,6 +14,8 @@ import Prometheus
 /// - `herald_mock_resets_received_total{stream}`: every RST_STREAM a client sent, on a stream
 ///   already `answered` (harmless: AsyncHTTPClient resets streams whose body it did not read) or
 ///   still `open` (what the rapid-reset defence counts).
+/// - `herald_mock_streams_not_processed_total`: streams clients opened above a GOAWAY's
+///   last-stream-id (lost unless the client sends them again).
 final class MockMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -22,6 +24,7 @@ final class MockMetrics: Sendable {
     let resetsOfAnsweredStreams: CoreMetrics.Counter
     let resetsOfOpenStreams: CoreMetrics.Counter
     let connectionsOpened: CoreMetrics.Counter
+    let streamsNotProcessed: CoreMetrics.Counter
     let connectionsOpen: CoreMetrics.Meter
     let devices: CoreMetrics.Gauge
     let records: CoreMetrics.Gauge
@@ -29,6 +32,7 @@ final class MockMetrics: Sendable {
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
         connectionsOpened = CoreMetrics.Counter(label: "herald_mock_connections_total", factory: factory)
+        streamsNotProcessed = CoreMetrics.Counter(label: "herald_mock_streams_not_processed_total", factory: factory)
         connectionsOpen = CoreMetrics.Meter(label: "herald_mock_connections_open", factory: factory)
         devices = CoreMetrics.Gauge(label: "herald_mock_devices", factory: factory)
         records = CoreMetrics.Gauge(label: "herald_mock_records", factory: factory)

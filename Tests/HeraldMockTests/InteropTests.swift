@@ -120,6 +120,13 @@ import Testing
         try await Self.checkAccounted(report, mock)
         let sent = mock.server.connectionEvents().filter { $0.kind == .goAwaySent }
         #expect(!sent.isEmpty && sent.allSatisfy { $0.code == "NO_ERROR" && $0.detail == "Shutdown" && ($0.lastStreamID ?? 0) > 0 }, "\(sent.prefix(2).map(\.jsonValue))")
+        // Every stream the peer opened above a last-stream-id (and sent again) is one the mock
+        // says it did not process: the peer's own count is the oracle.
+        let lost = mock.server.connectionEvents().filter { $0.kind == .streamsNotProcessed }
+        let counted = lost.compactMap { event in event.detail?.split(separator: " ").first.flatMap { Int($0) } }.reduce(0, +)
+        #expect(report.resent > 0 && counted == report.resent, "the mock counted \(counted), the peer sent again \(report.resent): \(lost.prefix(3).map(\.jsonValue))")
+        let metrics = try InspectionAPITests.api(mock, "GET", "/metrics").body
+        #expect(metrics.contains("herald_mock_streams_not_processed_total \(report.resent)"), "\(metrics.split(separator: "\n").filter { $0.contains("not_processed") })")
     }
 
     /// The rapid-reset defence still holds: resets of streams the mock has not answered (their

@@ -306,7 +306,7 @@ for (const id of ["f-status", "f-type", "f-topic", "f-token", "f-text"]) $(id).a
 // The connection log (GET /api/v1/connections, then the event stream's "connection" events):
 // what a client saw below the requests, without a packet capture.
 const connectionKinds = {
-  "opened": "opened", "goaway-sent": "GOAWAY sent", "goaway-received": "GOAWAY received", "reset-received": "reset received",
+  "opened": "opened", "goaway-sent": "GOAWAY sent", "goaway-received": "GOAWAY received", "reset-received": "reset received", "streams-not-processed": "streams not processed after GOAWAY",
   "reset-sent": "reset sent", "protocol-error": "protocol error", "closed": "closed",
 };
 function renderConnections() {
