@@ -162,6 +162,22 @@ def wait_done(port, jobs, sample=None):
     return time.perf_counter() - began, totals
 
 
+def database_counters(url):
+    """The server's cumulative counters for `url`'s database: commits, rows inserted, updated
+    (and of those HOT, which rewrite no index), deleted, and the cluster's WAL records and bytes.
+    Read after the processes exit, which flushes their statistics."""
+    name = url.rsplit("/", 1)[1].split("?")[0]
+    query = ("SELECT d.xact_commit, d.tup_inserted, d.tup_updated, d.tup_deleted, "
+             "(SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables), w.wal_records, w.wal_bytes "
+             f"FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = '{name}'")
+    out = subprocess.run(["psql", url, "-X", "-A", "-t", "-c", query], check=True, timeout=120, capture_output=True, text=True).stdout
+    values = [float(v) for v in out.strip().split("|")]
+    return dict(zip(("commits", "inserted", "updated", "deleted", "hot", "walRecords", "walBytes"), values))
+
+
+database_work = []  # per PostgreSQL delivery phase: the counters' growth per delivery
+
+
 def gateway_round(kind, processes):
     """Queues `count` deliveries with an API-only process, then times `processes` workers."""
     database = os.path.join(work, f"{kind}-{serial[0]}.db") if kind == "sqlite" else fresh_postgres(f"herald_bench_{serial[0]}")
@@ -169,6 +185,7 @@ def gateway_round(kind, processes):
     call(port, "POST", "/v1/apps", app)
     submitted, jobs = submit(port, count)
     stop(api)
+    before = database_counters(database) if kind == "postgres" else None
     began = time.perf_counter()
     workers = [serve(database) for _ in range(processes)]
     cleanup.append(database)
@@ -176,6 +193,12 @@ def gateway_round(kind, processes):
     delivered = count / (time.perf_counter() - began)
     for process, _ in workers:
         stop(process)
+    if before:
+        time.sleep(1)  # the statistics collector's last flush
+        after = database_counters(database)
+        work_done = {name: (after[name] - before[name]) / count for name in before}
+        work_done["processes"] = processes
+        database_work.append(work_done)
     if totals.get("accepted") != count:
         print(f"   {kind} x{processes}: not all accepted: {totals}", file=sys.stderr)
     if kind == "sqlite":
@@ -210,6 +233,16 @@ try:
     print(f"   submissions accepted (committed), SQLite     {median['sqlite-submit']:>9,.0f} tokens/s ({PER_REQUEST:,} per request)")
     print(f"   submissions accepted (committed), PostgreSQL {median['pg-submit']:>9,.0f} tokens/s")
     print(f"   target: SQLite >= 0.5x ceiling: {'met' if median['sqlite'] >= 0.5 * ceiling_rate else 'NOT met'}")
+    print()
+    print("== PostgreSQL's work per delivered notification in the delivery phase (pg_stat_database, pg_stat_user_tables, pg_stat_wal; medians)")
+    print("   the design's minimum: 1 row updated (the outcome; the row was inserted at submission), a fraction of a commit")
+    for processes in (1, 2):
+        phases = [w for w in database_work if w["processes"] == processes]
+        if not phases:
+            continue
+        m = {name: statistics.median(w[name] for w in phases) for name in phases[0]}
+        print(f"   {processes} process{'es' if processes > 1 else ''}: {m['commits']:.4f} commits, rows: {m['inserted']:.2f} inserted, {m['updated']:.2f} updated "
+              f"({m['hot']:.2f} HOT), {m['deleted']:.2f} deleted; WAL: {m['walRecords']:.2f} records, {m['walBytes']:,.0f} bytes")
 
     # Memory over MEMORY_COUNT deliveries: one SQLite process, queued then sent.
     if memory_count > 0:
