@@ -140,11 +140,10 @@ final class DeviceRegistry: Sendable {
     /// budget, memory stays flat: each device's caps times the budget.)
     func reached(_ token: DeviceToken) {
         histories.withLock { order in
-            for forgotten in order.touch(token) {
-                entries.withLock { $0[forgotten] }?.state.withLock { device in
-                    device.device.forgetHistory()
-                    device.historyForgotten = true
-                }
+            guard let forgotten = order.touch(token) else { return }
+            entries.withLock { $0[forgotten] }?.state.withLock { device in
+                device.device.forgetHistory()
+                device.historyForgotten = true
             }
         }
     }
@@ -242,18 +241,19 @@ struct RecencyOrder<Key: Hashable> {
     /// Whether `key` is among the most recent.
     func contains(_ key: Key) -> Bool { latest[key] != nil }
 
-    /// Marks `key` touched now; returns the keys that fell out of the most recent `limit`.
-    mutating func touch(_ key: Key) -> [Key] {
+    /// Marks `key` touched now; returns the key that fell out of the most recent `limit`, if
+    /// one did (a touch adds at most one key, so at most one falls out: nothing allocated).
+    mutating func touch(_ key: Key) -> Key? {
         sequence += 1
         latest[key] = sequence
         touches.append((key, sequence))
-        var dropped: [Key] = []
+        var dropped: Key?
         while latest.count > limit, head < touches.count {
             let oldest = touches[head]
             head += 1
             if latest[oldest.key] == oldest.sequence {
                 latest[oldest.key] = nil
-                dropped.append(oldest.key)
+                dropped = oldest.key
             }
         }
         if touches.count - head > 2 * limit + 16 || head > limit + 16 {

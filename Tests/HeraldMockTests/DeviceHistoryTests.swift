@@ -84,7 +84,7 @@ import Testing
                     order.remove(key)
                     model.removeAll { $0 == key }
                 } else {
-                    let dropped = order.touch(key)
+                    let dropped = order.touch(key).map { [$0] } ?? []
                     model.removeAll { $0 == key }
                     model.append(key)
                     let expected = Array(model.prefix(max(0, model.count - limit)))
