@@ -135,10 +135,14 @@ struct Outcome {
     }
 
     func record(id: Int, connection: Int) -> NotificationRecord {
-        NotificationRecord(
+        // The leniency notes first; the record still keeps at most its maximum, counting the rest.
+        let all = leniencies.isEmpty ? findings : leniencies + findings
+        let listed = all.count > NotificationRecord.maximumFindings ? Array(all.prefix(NotificationRecord.maximumFindings)) : all
+        return NotificationRecord(
             id: id, connection: connection, receivedAt: now, kind: kind, fields: fields, body: body, bodyByteCount: bodyByteCount,
             apnsID: apnsID.isEmpty ? nil : apnsID, uniqueID: uniqueID, status: answered ? status : nil, reason: answered ? reason : nil,
-            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: leniencies + findings, omittedFindings: omittedFindings,
+            timestamp: status == 410 ? timestamp : nil, explanation: explanation, fault: fault, findings: listed,
+            omittedFindings: omittedFindings + all.count - listed.count,
             delivered: delivered, defaultedTopic: defaultedTopic)
     }
 

@@ -172,6 +172,22 @@ import Testing
         #expect(strictRun.answers.map(\.reason) == ["BadPriority", "BadMessageId", "InvalidProviderToken"])
     }
 
+    /// A leniency note comes first on its record, and the record still keeps at most its
+    /// maximum of findings, counting the rest.
+    @Test func leniencyNotesStayWithinTheRecordsBound() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        let numbers = (0..<1000).map(String.init).joined(separator: ",")
+        let run = try await mock.python([
+            H.push(#"{"aps":{"alert":{"loc-key":"K","loc-args":[\#(numbers)]}}}"#, jwt: ["key": "main", "iatString": true]),
+        ])
+        let id = try #require(run.answers.first?.header("apns-id"))
+        let record = try #require(try await mock.server.notification(id: id))
+        #expect(record.findings.count == NotificationRecord.maximumFindings && record.findings.first?.rule == "provider-token-iat-string")
+        // 1,000 numeric loc-args (listed up to the linter's cap, the rest counted), and the note.
+        #expect((1001...1005).contains(record.findings.count + record.omittedFindingCount), "\(record.omittedFindingCount) omitted")
+    }
+
     @Test func idleConnectionsAreSentGoAwayIdleTimeout() async throws {
         // The timeout leaves room for a loaded machine between the connection and its first
         // request (at 400 ms, the GOAWAY once came before the push: a two-core CI run).
