@@ -53,9 +53,15 @@ import Testing
         let paused = try await Self.waitForState(harness, "paused")
         #expect(paused["paused"]?["reason"]?.stringValue?.contains("InvalidProviderToken") == true)
         #expect(paused["paused"]?["advice"]?.stringValue?.contains("PATCH /v1/apps/\(Self.app)") == true)
-        // Held, not burnt: every delivery waits, none rejected.
-        try await Task.sleep(for: .milliseconds(500))
-        let waiting = try await harness.deliveries(job)
+        // Held, not burnt: every delivery waits, none rejected. Those held when the app paused are
+        // given back with the reason; on a loaded machine that write can take a while (CI saw
+        // none after a fixed 500 ms on PostgreSQL), so the test waits for it, up to 15 s.
+        var waiting = try await harness.deliveries(job)
+        let givenBackBy = ContinuousClock.now + .seconds(15)
+        while !waiting.contains(where: { $0["reason"]?.stringValue?.contains("paused") == true }), ContinuousClock.now < givenBackBy {
+            try await Task.sleep(for: .milliseconds(200))
+            waiting = try await harness.deliveries(job)
+        }
         #expect(waiting.count == 200 && waiting.allSatisfy { $0["state"]?.stringValue == "queued" || $0["state"]?.stringValue == "claimed" },
                 "\(Set(waiting.compactMap { $0["state"]?.stringValue }))")
         #expect(waiting.contains { $0["reason"]?.stringValue?.contains("paused") == true })
