@@ -117,6 +117,10 @@ let package = Package(
             dependencies: [
                 "HeraldJSON", "HeraldLocalization",
                 .product(name: "NIOCore", package: "swift-nio"),
+                // JSONPoster: webhooks, the mock's reports of Live Activity tokens.
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,3 +1,4 @@
+import HeraldJSON
 import HeraldPayload
 import HeraldProtocol
 
@@ -122,6 +123,23 @@ public struct SimulatedDevice: Sendable {
         public var ended: Bool
         /// How many updates were applied.
         public var updates: Int
+        /// `attributes-type` and `attributes` of the start (they never change after it).
+        public var attributesType: String?
+        /// The static attributes the start gave.
+        public var attributes: JSONObject?
+        /// The content states applied, oldest first: the newest ``Activity/historyLimit``,
+        /// each with its `timestamp` (what a Lock Screen card showed over time).
+        public var history: [RenderedNotification.ActivityUpdate] = []
+
+        /// How many applied updates ``history`` keeps.
+        public static let historyLimit = 20
+
+        /// Whether an ended activity's `dismissal-date` has come at `time` (it is gone from the
+        /// Lock Screen). Without one, the system keeps it for up to four hours after the end.
+        public func isDismissed(at time: Double) -> Bool {
+            guard ended else { return false }
+            return (latest.dismissalDate ?? .infinity) <= time
+        }
     }
 
     /// Why a delivery had no effect.
@@ -136,6 +154,8 @@ public struct SimulatedDevice: Sendable {
         case coalesced
         /// A Live Activity update older than the one already applied.
         case staleActivityUpdate = "stale-activity-update"
+        /// A Live Activity push after the activity ended (the system ignores it).
+        case activityEnded = "activity-ended"
         /// Nothing in it for the system to do.
         case nothingToDo = "nothing-to-do"
     }
@@ -226,6 +246,7 @@ public struct SimulatedDevice: Sendable {
             counter += 1
             delivery.id = "delivery-\(counter)"
         }
+        if !activities.isEmpty { dismissActivities(at: time) }
         var events = releaseBackground(upTo: time)
         if !isOnline {
             if case .immediately? = delivery.headers.expiration {
@@ -365,18 +386,38 @@ public struct SimulatedDevice: Sendable {
     private mutating func applyActivity(_ content: RenderedNotification, delivery: Delivery) -> [Event] {
         guard let update = content.activity else { return [] }
         let id = delivery.activityID ?? "default"
+        let ends = update.event == LiveActivityEvent.end.rawValue
         if var activity = activities[id] {
+            if activity.ended, update.event != LiveActivityEvent.start.rawValue {
+                return [.dropped(id: delivery.id, reason: .activityEnded)]
+            }
             if let new = update.timestamp, let old = activity.latest.timestamp, new < old {
                 return [.dropped(id: delivery.id, reason: .staleActivityUpdate)]
             }
+            if update.event == LiveActivityEvent.start.rawValue {
+                // Started again under the same identifier: a new activity.
+                activity = Activity(id: id, latest: update, ended: ends, updates: 0, attributesType: update.attributesType, attributes: update.attributes)
+            }
             activity.latest = update
             activity.updates += 1
-            if update.event == LiveActivityEvent.end.rawValue { activity.ended = true }
+            if ends { activity.ended = true }
+            activity.remember(update)
             activities[id] = activity
         } else {
-            activities[id] = Activity(id: id, latest: update, ended: update.event == LiveActivityEvent.end.rawValue, updates: 1)
+            var activity = Activity(id: id, latest: update, ended: ends, updates: 1, attributesType: update.attributesType, attributes: update.attributes)
+            activity.remember(update)
+            activities[id] = activity
         }
         return [.activityUpdated(id: delivery.id, activityID: id, event: update.event ?? "update")]
+    }
+
+    /// Removes the ended activities whose `dismissal-date` has come by `time`; returns their
+    /// identifiers.
+    @discardableResult
+    public mutating func dismissActivities(at time: Double) -> [String] {
+        let gone = activities.values.filter { $0.isDismissed(at: time) }.map(\.id)
+        for id in gone { activities[id] = nil }
+        return gone.sorted()
     }
 
     // MARK: Background budget
@@ -432,5 +473,13 @@ public struct SimulatedDevice: Sendable {
     private mutating func recordWake(at time: Double) {
         backgroundWakes.removeAll { $0 <= time - configuration.backgroundWindow }
         backgroundWakes.append(time)
+    }
+}
+
+extension SimulatedDevice.Activity {
+    /// Keeps `update` in the history, the oldest leaving beyond the limit.
+    mutating func remember(_ update: RenderedNotification.ActivityUpdate) {
+        history.append(update)
+        if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
     }
 }

@@ -37,6 +37,8 @@ public struct GatewayConfiguration: Sendable {
     public var retryWindow: Duration = .seconds(24 * 3600)
     /// Backoff between a delivery's attempts.
     var retry = GatewayRetryPolicy()
+    /// The limits Live Activities are held to (Apple's, and Herald's waits and warnings).
+    var activityLimits = LiveActivityLimits()
     /// How long finished notifications (with their deliveries) and delivered webhook events
     /// are kept (a pass a minute prunes them in small batches); `nil` keeps them for ever.
     /// Devices and what still waits are never pruned.

@@ -225,6 +225,11 @@ public final class GatewayServer: Service, Sendable {
         running.withLock { $0.dispatcher }?.nudge()
     }
 
+    /// A Live Activity has something to send: this process's sender looks now.
+    func activityChanged() {
+        running.withLock { $0.dispatcher }?.activities.nudge()
+    }
+
     /// The route's app, after checking the caller may act on it.
     func app(_ request: Request, _ context: BasicRequestContext) async throws -> GatewayApp {
         let id = try context.parameters.require("app")

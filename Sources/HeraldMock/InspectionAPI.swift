@@ -108,6 +108,14 @@ struct InspectionAPI {
             }
             return Self.json(device.jsonValue)
         }
+        // A device's Live Activities: an update token's, or those a push-to-start token started.
+        router.get("/api/v1/devices/{token}/activities") { _, context in
+            let token = try Self.token(context)
+            guard let activities = core.activities(of: token, at: core.configuration.now()) else {
+                return Self.error(.notFound, "no simulated device has token \(token.hex)")
+            }
+            return Self.json(["activities": .array(activities)])
+        }
         router.post("/api/v1/devices") { request, _ in
             var request = request
             let object = try await Self.body(&request)

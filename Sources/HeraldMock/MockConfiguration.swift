@@ -153,6 +153,9 @@ public struct MockConfiguration: Sendable {
     /// Where the inbox's Release sends a stored notification: Apple with real credentials, or
     /// another mock. `nil`: releasing is off.
     public var releaseTarget: ReleaseTarget? = nil
+    /// Where each new Live Activity update token is posted, as the app would report it to its
+    /// backend (`nil`: not reported; the API and the inbox show them).
+    public var activityTokenReport: ActivityTokenReport? = nil
     /// The clock (UNIX seconds); injectable for tests of token age.
     public var now: @Sendable () -> Date = Date.init
     /// Event-loop threads of the mock's own (`nil`: NIO's shared group). A test that floods a
@@ -219,5 +222,21 @@ public struct ReleaseTarget: Sendable {
             case .custom(let host, let port, _): "\(host):\(port)"
             }
         }()
+    }
+}
+
+/// Where the mock posts a Live Activity's update token when a start with `input-push-token: 1`
+/// creates it, as the app reports it to its backend: `POST url` with a JSON body
+/// `{"token", "startToken", "attributesType", "attributes", "topic"}` and `headers`.
+public struct ActivityTokenReport: Sendable {
+    /// The http or https URL.
+    public var url: String
+    /// Headers to send (`Authorization` with an API key, for instance).
+    public var headers: [(String, String)]
+
+    /// A report to `url` with `headers`.
+    public init(url: String, headers: [(String, String)] = []) {
+        self.url = url
+        self.headers = headers
     }
 }

@@ -136,6 +136,9 @@ extension MockCore {
         let environment = configuration.environment
         let now = outcome.now
         let apnsID = outcome.apnsID
+        // A start that asks for an update token or names a channel (MockCore+Activities.swift).
+        let start = Self.activityStart(pushType: headers.pushType, document: report.document)
+        let startChannel: String? = if case .channel(let id)? = start, channels.channel(id: id) != nil { id } else { nil }
         let problem: Rejection? = entry.state.withLock { device in
             device.lastSeen = now
             if device.environment != environment {
@@ -155,17 +158,45 @@ extension MockCore {
             device.deliveries += 1
             if let payload {
                 device.historyForgotten = false
-                device.device.receive(
-                    SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), at: now.timeIntervalSince1970)
+                switch start {
+                case .updateToken?: break  // the activity lives under its new update token
+                case .channel?:
+                    if let startChannel {
+                        device.channels.insert(startChannel)
+                        device.device.receive(
+                            SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, activityID: startChannel, rendered: rendered),
+                            at: now.timeIntervalSince1970)
+                    }
+                case nil:
+                    device.device.receive(
+                        SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), at: now.timeIntervalSince1970)
+                }
             }
             return nil
+        }
+        var explanation: String? = rendered == nil ? "accepted; the payload is not a JSON object, so the device shows nothing" : nil
+        if problem == nil, let payload, let start {
+            switch start {
+            case .updateToken:
+                let updateToken = startActivity(
+                    SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), from: token, topic: topic, at: now)
+                explanation = "accepted; the device started a Live Activity with update token \(updateToken.hex)"
+            case .channel(let id):
+                if startChannel != nil {
+                    channels.subscribe(token, to: id)
+                    bindingChanged = true
+                    explanation = "accepted; the device started a Live Activity subscribed to channel \(id)"
+                } else {
+                    explanation = "accepted; channel \(id) does not exist, so the device starts nothing (the channel must exist before the start)"
+                }
+            }
         }
         // The device's row before the request's: the answer waits for the latter.
         if bindingChanged { persistDevice(token) }
         if let problem { throw problem }
         if payload != nil { devices.reached(token) }
         outcome.delivered = rendered != nil
-        outcome.succeed(explanation: rendered == nil ? "accepted; the payload is not a JSON object, so the device shows nothing" : nil)
+        outcome.succeed(explanation: explanation)
     }
 
     /// A broadcast: the bundle ID and the certificate's topics, the channel and its push type,

@@ -78,6 +78,8 @@ final class MockCore: Sendable {
     let metrics = MockMetrics()
     /// What happened below the requests (GOAWAYs, resets, protocol errors, closes).
     let connectionLog = ConnectionLog()
+    /// Where new Live Activity update tokens are posted (``MockAPNsServer/reportActivityTokens(to:)`` changes it).
+    let activityTokenReport: Mutex<ActivityTokenReport?>
     /// The persistent store, when the server was started with a database.
     let database = Mutex<DatabaseStore?>(nil)
     /// What renders pushes: the app's strings in the mock's languages.
@@ -90,6 +92,7 @@ final class MockCore: Sendable {
 
     init(configuration: MockConfiguration) {
         self.configuration = configuration
+        activityTokenReport = Mutex(configuration.activityTokenReport)
         verifierState = Mutex(ProviderTokenVerifier(
             keys: configuration.keys,
             options: .init(

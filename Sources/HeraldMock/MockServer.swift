@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAuth
 import HeraldHTTPAPI
+import HeraldJSON
 import HeraldProtocol
 import Logging
 import NIOCore
@@ -419,6 +420,18 @@ public final class MockAPNsServer: Service, Sendable {
 
     /// Every broadcast channel.
     public var channels: [MockChannel] { core.channels.all }
+
+    /// Posts each new Live Activity update token to `report` from now on (`nil`: stops), as
+    /// ``MockConfiguration/activityTokenReport`` does from the start.
+    public func reportActivityTokens(to report: ActivityTokenReport?) {
+        core.activityTokenReport.withLock { $0 = report }
+    }
+
+    /// The Live Activities a device shows (``activities(of:)`` of the API): an update token's
+    /// own, or those a push-to-start token started; `nil` when no device has the token.
+    public func activities(of token: DeviceToken) -> [JSONValue]? {
+        core.activities(of: token, at: configuration.now())
+    }
 
     /// Subscribes a device to a channel (as a Live Activity started with the channel does).
     public func subscribe(_ token: DeviceToken, toChannel id: String) {

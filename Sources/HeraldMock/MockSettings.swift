@@ -63,6 +63,11 @@ public struct MockSettings: Sendable {
     /// `deviceHistories`: devices that keep their Notification Center and log (default 1,000;
     /// the most recently reached).
     public var deviceHistories: Int?
+    /// `reportActivityTokens`: a URL the mock posts each new Live Activity update token to, as
+    /// an app reports it to its backend.
+    public var reportActivityTokens: String?
+    /// `reportHeaders`: headers on those posts (`Name: value`, such as an API key).
+    public var reportHeaders: [String] = []
     /// `db`: an SQLite file that keeps requests across restarts.
     public var db: String?
     /// `dbKeep`: requests the file keeps (default 100,000).
@@ -167,6 +172,8 @@ public struct MockSettings: Sendable {
         case "strict": strict = try bool()
         case "storeLimit": storeLimit = try int()
         case "deviceHistories": deviceHistories = try int()
+        case "reportActivityTokens": reportActivityTokens = try string()
+        case "reportHeaders": reportHeaders = try strings()
         case "db": db = try string()
         case "dbKeep": dbKeep = try int()
         case "dbMaxAge": dbMaxAge = try number("hours")
@@ -211,6 +218,8 @@ public struct MockSettings: Sendable {
         take(\.host); take(\.port); take(\.apiPort); take(\.channelPort); take(\.environment)
         take(\.plaintext); take(\.tlsCert); take(\.tlsKey); take(\.caOut); take(\.strict)
         take(\.storeLimit); take(\.deviceHistories); take(\.db); take(\.dbKeep); take(\.dbMaxAge); take(\.idleTimeout)
+        take(\.reportActivityTokens)
+        reportHeaders += later.reportHeaders
         take(\.auth); take(\.acceptAnyClientCertificate); take(\.languages)
         take(\.releaseTo); take(\.releaseP8); take(\.releaseKeyID); take(\.releaseTeamID)
         take(\.releaseCert); take(\.releaseCAFile); take(\.releasePlaintext)
@@ -284,6 +293,23 @@ public struct MockSettings: Sendable {
         if let deviceHistories {
             guard deviceHistories >= 1 else { throw MockSettingsError("\(name("deviceHistories")) must be at least 1") }
             configuration.deviceHistories = deviceHistories
+        }
+        if let report = reportActivityTokens {
+            guard let url = URL(string: report), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw MockSettingsError("\(name("reportActivityTokens")) is an http or https URL, such as http://127.0.0.1:8080/v1/apps/demo/activity-tokens; '\(report)' is not")
+            }
+            var headers: [(String, String)] = []
+            for line in reportHeaders {
+                guard let colon = line.firstIndex(of: ":"), !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
+                    !line[..<colon].contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }), !line.contains(where: { $0 == "\r" || $0 == "\n" })
+                else {
+                    throw MockSettingsError("\(name("reportHeaders")): '\(line)' is not a header; write it as 'Name: value', such as 'Authorization: Bearer hgk_…'")
+                }
+                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            }
+            configuration.activityTokenReport = ActivityTokenReport(url: report, headers: headers)
+        } else if !reportHeaders.isEmpty {
+            throw MockSettingsError("\(name("reportHeaders")) needs \(name("reportActivityTokens")) URL")
         }
         if let db {
             guard !db.isEmpty else { throw MockSettingsError("\(name("db")) needs a file name") }

@@ -31,6 +31,13 @@ public struct MockDevice: Sendable {
     /// devices took the mock's history budget (``MockConfiguration/deviceHistories``); the
     /// next push it receives starts a new history.
     public var historyForgotten: Bool = false
+    /// For a Live Activity's update token: the push-to-start token whose start made it.
+    public var startToken: DeviceToken? = nil
+    /// For a push-to-start token: the update tokens its starts made (the newest 100).
+    public var activityTokens: [DeviceToken] = []
+    /// For an update token: how posting it to ``MockConfiguration/activityTokenReport`` went
+    /// (`200`, or why it failed), once tried.
+    public var tokenReport: String? = nil
 
     /// The device as JSON: `token`, `topic`, `environment`, `state` (`active` or
     /// `unregistered`), `unregisteredAt`, `channels`, `deliveries`, `lastSeen`, `registered`, `historyForgotten`, `badge`, `notificationCount`, `groups` (each
@@ -71,6 +78,9 @@ public struct MockDevice: Sendable {
                 "contentState": activity.latest.contentState.map { .object($0) } ?? .null,
             ]
         }))
+        if let startToken { add("startToken", .string(startToken.hex)) }
+        if !activityTokens.isEmpty { add("activityTokens", .array(activityTokens.map { .string($0.hex) })) }
+        if let tokenReport { add("tokenReport", .string(tokenReport)) }
         add("backgroundWakes", .number(JSONNumber(device.backgroundWakes.count)))
         add("backgroundWakeTimes", .array(device.backgroundWakes.map { .string(NotificationRecord.iso8601(Date(timeIntervalSince1970: $0))) }))
         add("language", .string(device.renderer.localizer.language))

@@ -71,6 +71,7 @@ extension GatewayAPI {
                     ("host", nonEmpty), ("port", ["type": "integer", "minimum": 1, "maximum": 65535]),
                     ("caCertificate", orNull(["type": "string", "pattern": "-----BEGIN CERTIFICATE-----", "description": "A CA to trust besides the system's, as PEM text (a herald mock's)"])),
                     ("plaintext", ["type": "boolean", "description": "HTTP/2 without TLS, for herald mock --plaintext"]),
+                    ("channelPort", orNull(["type": "integer", "minimum": 1, "maximum": 65535, "description": "Broadcast channel management's port on host (a herald mock's --channel-port)"])),
                 ], required: required(["host", "port"]), closed: true))),
                 ("token", object([
                     ("key", ["type": "string", "description": "The .p8 file's text (a PEM P-256 private key)"]),

@@ -64,6 +64,7 @@ struct GatewayAPI {
         Self.addKeys(to: router, server: server)
         Self.addDevices(to: router, server: server)
         Self.addNotifications(to: router, server: server)
+        Self.addActivities(to: router, server: server)
         return router
     }
 

@@ -190,6 +190,26 @@ final class AppDirectory: Sendable {
         }
     }
 
+    /// Pauses the app (once, whichever process sees it first): its deliveries and activities
+    /// are claimed no more until a PATCH of its credentials or `POST …/resume`. Says so once,
+    /// with the fix, and raises `app.paused`.
+    func pause(_ id: String, version: Int64, app: GatewayApp?, failure: AppFailure, now: Int64) async {
+        await setPaused(id, version: version, reason: failure.reason)
+        let webhook = app?.webhook.flatMap { $0.events.contains(.appPaused) ? WebhookEvents.appPaused(app: id, reason: failure.reason, advice: failure.advice, now: now) : nil }
+        do {
+            if try await store.pauseApp(id: id, version: version, reason: failure.reason, advice: failure.advice, webhook: webhook, now: now) {
+                metrics.appPaused(id, true)
+                logger.error("an app's sending is paused: its deliveries wait (within their expiration) until it is fixed", metadata: [
+                    "app": "\(id)", "reason": "\(failure.reason)", "fix": "\(failure.advice)",
+                ])
+            }
+        } catch {
+            if !(error is StoreUnavailable || error is CancellationError) {
+                logger.warning("pausing an app failed", metadata: ["app": "\(id)", "error": "\(error)"])
+            }
+        }
+    }
+
     func shutdown() async {
         let tasks = entries.withLock { entries in
             defer { entries.removeAll() }

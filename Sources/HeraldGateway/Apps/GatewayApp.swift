@@ -15,6 +15,9 @@ struct GatewayApp: Sendable {
         var caCertificate: String?
         /// HTTP/2 without TLS (a `herald mock --plaintext`).
         var plaintext: Bool
+        /// The port of its broadcast channel management (a herald mock's `--channel-port`);
+        /// `nil`: Apple's for the environment.
+        var channelPort: Int? = nil
     }
 
     enum Credentials: Sendable, Equatable {
@@ -68,7 +71,7 @@ struct GatewayApp: Sendable {
     /// The members of a definition, and of its objects.
     static let fields: [String: [String]] = [
         "": ["id", "bundleId", "environment", "server", "token", "certificate", "rateLimit", "concurrency", "webhook", "timeZone"],
-        "server": ["host", "port", "caCertificate", "plaintext"],
+        "server": ["host", "port", "caCertificate", "plaintext", "channelPort"],
         "token": ["key", "keyId", "teamId"],
         "certificate": ["p12", "password"],
         "webhook": ["url", "secret", "events"],
@@ -142,7 +145,9 @@ struct GatewayApp: Sendable {
             }
             let ca = try string("caCertificate", in: node, at: "/server")
             if let ca, !ca.contains("BEGIN CERTIFICATE") { throw Problem(pointer: "/server/caCertificate", message: "expected a PEM certificate") }
-            server = Server(host: host, port: port, caCertificate: ca, plaintext: node["plaintext"]?.boolValue ?? false)
+            server = Server(
+                host: host, port: port, caCertificate: ca, plaintext: node["plaintext"]?.boolValue ?? false,
+                channelPort: try int("channelPort", in: node, at: "/server", range: 1...65_535))
         }
         if let token = present("token") {
             guard let key = try string("key", in: token, at: "/token"), let keyID = try string("keyId", in: token, at: "/token"),
@@ -272,6 +277,10 @@ struct GatewayApp: Sendable {
         var configuration = APNsClientConfiguration(server: server, credentials: credentials)
         if let custom = self.server {
             configuration.plaintext = custom.plaintext
+            if let channelPort = custom.channelPort {
+                configuration.channelManagementHost = custom.host
+                configuration.channelManagementPort = channelPort
+            }
             if let ca = custom.caCertificate { configuration.additionalTrustRootsPEM = [ca] }
         }
         configuration.maximumRequestsInFlight = concurrency
@@ -305,6 +314,7 @@ struct GatewayApp: Sendable {
             add("server", [
                 "host": .string(server.host), "port": .number(JSONNumber(server.port)),
                 "caCertificate": server.caCertificate.map { .string($0) } ?? .null, "plaintext": .bool(server.plaintext),
+                "channelPort": server.channelPort.map { .number(JSONNumber($0)) } ?? .null,
             ])
         }
         switch credentials {

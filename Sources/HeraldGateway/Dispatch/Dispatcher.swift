@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAsync
 import HeraldClient
+import HeraldHTTPAPI
 import HeraldJSON
 import HeraldProtocol
 import Logging
@@ -28,6 +29,8 @@ final class Dispatcher: Sendable {
     let apps: AppDirectory
     let metrics: GatewayMetrics
     private let jobs: JobCache
+    /// Live Activities' own sender (their rows are their queue).
+    let activities: ActivitySender
     private let capacity: CapacityGate
     private let held = HeldClaims()
     /// Outcomes to record, and deliveries to give back (with why they wait, when that changed).
@@ -59,6 +62,7 @@ final class Dispatcher: Sendable {
         self.metrics = metrics
         jobs = JobCache(store: store)
         capacity = CapacityGate(limit: max(1, configuration.maximumInFlight))
+        activities = ActivitySender(store: store, configuration: configuration, worker: worker, apps: apps, metrics: metrics)
         store.health.onRecovery { [leaseWake, wake, flushWake] in
             // Back from an outage: keep what is held (before another process may take it
             // over), record what waited, and claim again.
@@ -98,6 +102,7 @@ final class Dispatcher: Sendable {
             group.addTask { await self.webhookLoop() }
             group.addTask { await self.retentionLoop() }
             group.addTask { await self.leaseLoop() }
+            group.addTask { await self.activities.run() }
             await claimLoop(&group)
         }
     }
@@ -105,6 +110,7 @@ final class Dispatcher: Sendable {
     /// Stops claiming; ``run()`` returns once what it holds is recorded or given back.
     func stop() {
         stopping.store(true, ordering: .relaxed)
+        activities.stop()
         for signal in [wake, flushWake, depthWake, webhookWake, leaseWake, retentionWake] { signal.signal() }
         leaseEvents.notifyAll()
         capacity.cancelWaiters()
@@ -300,23 +306,9 @@ final class Dispatcher: Sendable {
     /// A waiting delivery's reason while its app is paused (`reason`).
     static func waiting(_ reason: String) -> String { "waiting: the app is paused: \(reason)" }
 
-    /// Pauses the app (once, whichever process sees it first): its deliveries are claimed no
-    /// more until a PATCH of its credentials or `POST …/resume`. Says so once, with the fix,
-    /// and raises `app.paused`.
+    /// Pauses the app (``AppDirectory/pause(_:version:app:failure:now:)``).
     private func pause(_ id: String, version: Int64, app: GatewayApp?, failure: AppFailure) async {
-        await apps.setPaused(id, version: version, reason: failure.reason)
-        let now = nowMilliseconds
-        let webhook = app?.webhook.flatMap { $0.events.contains(.appPaused) ? WebhookEvents.appPaused(app: id, reason: failure.reason, advice: failure.advice, now: now) : nil }
-        do {
-            if try await store.pauseApp(id: id, version: version, reason: failure.reason, advice: failure.advice, webhook: webhook, now: now) {
-                metrics.appPaused(id, true)
-                logger.error("an app's sending is paused: its deliveries wait (within their expiration) until it is fixed", metadata: [
-                    "app": "\(id)", "reason": "\(failure.reason)", "fix": "\(failure.advice)",
-                ])
-            }
-        } catch {
-            if !isQuiet(error) { logger.warning("pausing an app failed", metadata: ["app": "\(id)", "error": "\(error)"]) }
-        }
+        await apps.pause(id, version: version, app: app, failure: failure, now: nowMilliseconds)
     }
 
     /// Not sent: back to the queue (if this process still holds it) at the next flush; `reason`
@@ -445,9 +437,9 @@ final class Dispatcher: Sendable {
     /// Posts due webhook events, signed, with backoff on failure: 1 s, 2 s, 4 s … up to an hour,
     /// twelve attempts in all.
     private func webhookLoop() async {
-        let poster: WebhookPoster
+        let poster: JSONPoster
         do {
-            poster = try WebhookPoster()
+            poster = try JSONPoster(userAgent: "herald-gateway")
         } catch {
             logger.error("webhooks are off: cannot set up TLS", metadata: ["error": "\(error)"])
             return
@@ -468,7 +460,7 @@ final class Dispatcher: Sendable {
 
     static let webhookAttempts = 12
 
-    private func post(_ event: WebhookEvent, with poster: WebhookPoster) async {
+    private func post(_ event: WebhookEvent, with poster: JSONPoster) async {
         let now = nowMilliseconds
         let app: GatewayApp?
         do {

@@ -155,6 +155,32 @@ enum GatewaySchema {
                 "CREATE TABLE job_variants (job_id TEXT NOT NULL, variant INTEGER NOT NULL, language TEXT NOT NULL, payload \(bytes) NOT NULL, PRIMARY KEY (job_id, variant))",
                 "ALTER TABLE deliveries ADD COLUMN variant INTEGER NOT NULL DEFAULT 0",
             ]),
+            // Live Activities (Activities/): push-to-start tokens, and each activity as a row
+            // that is its own queue: the start still to send, the newest update or end not yet
+            // sent (one slot: an older one is superseded), its lease, what was last sent.
+            SchemaMigrator.Migration(version: 4, statements: [
+                """
+                CREATE TABLE start_tokens (
+                    app_id TEXT NOT NULL, token TEXT NOT NULL, attributes_type TEXT NOT NULL, user_id TEXT, updated_at BIGINT NOT NULL,
+                    PRIMARY KEY (app_id, token))
+                """,
+                "CREATE INDEX start_tokens_user ON start_tokens (app_id, user_id, attributes_type)",
+                """
+                CREATE TABLE activities (
+                    app_id TEXT NOT NULL, id TEXT NOT NULL, attributes_type TEXT NOT NULL, attributes TEXT NOT NULL, state TEXT NOT NULL,
+                    user_id TEXT, start_tokens TEXT NOT NULL, update_token TEXT, wants_channel INTEGER NOT NULL DEFAULT 0, channel_id TEXT,
+                    channel_deleted INTEGER NOT NULL DEFAULT 0, start_pending TEXT, pending TEXT, pending_seq BIGINT NOT NULL DEFAULT 0,
+                    pending_apns_id TEXT, pending_since BIGINT, sent_seq BIGINT NOT NULL DEFAULT 0, due_at BIGINT,
+                    attempts INTEGER NOT NULL DEFAULT 0, claimed_by TEXT, lease_until BIGINT, last_content TEXT, last_timestamp BIGINT,
+                    last_sent_at BIGINT, last_status INTEGER, last_reason TEXT, sends INTEGER NOT NULL DEFAULT 0,
+                    superseded INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0, priority10_hour BIGINT,
+                    priority10_count INTEGER NOT NULL DEFAULT 0, created_at BIGINT NOT NULL, started_at BIGINT, ended_at BIGINT,
+                    updated_at BIGINT NOT NULL, PRIMARY KEY (app_id, id))
+                """,
+                "CREATE INDEX activities_due ON activities (due_at) WHERE due_at IS NOT NULL",
+                "CREATE INDEX activities_state ON activities (app_id, state, created_at, id)",
+                "CREATE INDEX activities_open ON activities (created_at) WHERE state IN ('starting', 'active')",
+            ]),
         ]
     }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// returns, that is after its rows are committed; outcomes are recorded in batches, each in one
 /// transaction with the device states and webhook events it implies. Its health (reachability,
 /// failures, reconnecting) is its database's, ``DatabaseConnectivity``.
-protocol GatewayStore: DatabaseConnectivity {
+protocol GatewayStore: DatabaseConnectivity, ActivityStore {
     /// Brings the schema to this build's version (versioned migrations, each in a transaction).
     func migrate() async throws
 

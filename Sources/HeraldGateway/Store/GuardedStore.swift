@@ -58,7 +58,7 @@ final class GuardedStore: GatewayStore {
         health = DatabaseHealth(store: base, metrics: metrics, logger: logger)
     }
 
-    private func call<T: Sendable>(
+    func call<T: Sendable>(
         _ what: String, timeout: Duration? = nil, _ body: @escaping @Sendable (any GatewayStore) async throws -> T
     ) async throws -> T {
         if let down = health.unavailable { throw down }

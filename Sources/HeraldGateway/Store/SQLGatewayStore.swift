@@ -13,7 +13,7 @@ import Synchronization
 /// file's write lock at once.
 final class SQLGatewayStore: GatewayStore {
     let database: any GatewayDatabase
-    private let dialect: GatewaySchema.Dialect
+    let dialect: GatewaySchema.Dialect
     /// Jobs whose start this process recorded (the newest few thousand).
     private let startedJobs = RecentSet(capacity: 4_096)
 
@@ -79,7 +79,7 @@ final class SQLGatewayStore: GatewayStore {
     func deleteApp(id: String) async throws -> AppDeletion? {
         try await database.transaction { executor in
             var counts: [String: Int] = [:]
-            for table in ["webhook_events", "deliveries", "jobs", "devices"] {
+            for table in ["webhook_events", "deliveries", "jobs", "devices", "activities", "start_tokens"] {
                 let row = try await executor.query("SELECT count(*) AS n FROM \(table) WHERE app_id = ?", [.text(id)]).first
                 counts[table] = Int(row?.integer("n") ?? 0)
                 try await executor.query("DELETE FROM \(table) WHERE app_id = ?", [.text(id)])

@@ -23,6 +23,10 @@ import Synchronization
 /// - `herald_gateway_pruned_total{kind}`: rows removed by retention (`jobs`, `deliveries`,
 ///   `webhook_events`).
 /// - `herald_gateway_http_requests_total{method, status}`: API requests answered.
+/// - `herald_gateway_activity_sends_total{app, event, result}`: Live Activity starts, updates
+///   and ends sent (`accepted`, `retry`, `rejected`, `superseded`, `dropped`), and
+///   `herald_gateway_activity_priority10_total{app}`: updates sent at priority 10 (they count
+///   against the device's budget).
 /// - `herald_gateway_apns_…{app}`: the APNs client's own (connection attempts and failures, open
 ///   connections, requests in flight, retries).
 final class GatewayMetrics: Sendable {
@@ -36,6 +40,8 @@ final class GatewayMetrics: Sendable {
     private let sends: CounterFamily
     private let pruned: CounterFamily
     private let requests: CounterFamily
+    private let activitySends: CounterFamily
+    private let activityPriority10: CounterFamily
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
     private let paused = Mutex<[String: CoreMetrics.Gauge]>([:])
     let inFlight: CoreMetrics.Gauge
@@ -59,6 +65,8 @@ final class GatewayMetrics: Sendable {
         "herald_gateway_store_errors_total": "Failed database calls, by kind (refused, timeout, authentication, connection, full, query).",
         "herald_gateway_pruned_total": "Rows removed by retention, by kind (jobs, deliveries, webhook_events).",
         "herald_gateway_http_requests_total": "API requests answered, by method and status.",
+        "herald_gateway_activity_sends_total": "Live Activity starts, updates and ends, by app, event and result (accepted, retry, rejected, superseded, dropped).",
+        "herald_gateway_activity_priority10_total": "Live Activity updates and ends sent at priority 10 (they count against the device's budget), by app.",
         "herald_gateway_apns_sent_total": "Requests the apps' APNs clients were asked to send, by app.",
         "herald_gateway_apns_accepted_total": "Requests APNs accepted, by app.",
         "herald_gateway_apns_retries_total": "Requests sent again by the clients' retry policy, by app.",
@@ -85,6 +93,8 @@ final class GatewayMetrics: Sendable {
         sends = CounterFamily("herald_gateway_sent_total", dimensions: ["app"], factory: factory)
         pruned = CounterFamily("herald_gateway_pruned_total", dimensions: ["kind"], factory: factory)
         requests = CounterFamily("herald_gateway_http_requests_total", dimensions: ["method", "status"], factory: factory)
+        activitySends = CounterFamily("herald_gateway_activity_sends_total", dimensions: ["app", "event", "result"], factory: factory)
+        activityPriority10 = CounterFamily("herald_gateway_activity_priority10_total", dimensions: ["app"], factory: factory)
     }
 
     /// For an app's client: its instruments land in this registry, labelled with the app.
@@ -124,6 +134,10 @@ final class GatewayMetrics: Sendable {
     func webhook(_ app: String, _ result: String) { webhooks.increment(app, result) }
 
     func pruned(_ kind: String, _ count: Int) { if count > 0 { pruned.increment(kind, by: Int64(count)) } }
+
+    func activitySend(_ app: String, _ event: String, _ result: String) { activitySends.increment(app, event, result) }
+
+    func activityPriority10(_ app: String) { activityPriority10.increment(app) }
 
     func request(method: String, status: Int) { requests.increment(method, String(status)) }
 

@@ -1,0 +1,104 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Posts one JSON body over HTTP/1.1 (TLS for `https`) and returns the status, or why there is
+/// none: the gateway's webhooks, the mock's reports of Live Activity tokens. Redirects are not
+/// followed: a receiver gives its final address.
+package struct JSONPoster: Sendable {
+    let group: any EventLoopGroup
+    let sslContext: NIOSSLContext
+    let userAgent: String
+
+    package init(userAgent: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        self.group = group
+        self.userAgent = userAgent
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        sslContext = try NIOSSLContext(configuration: tls)
+    }
+
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    package func post(_ urlText: String, body: [UInt8], headers: [(String, String)], timeout: Duration) async throws -> Int {
+        guard let url = URL(string: urlText), let host = url.host, let scheme = url.scheme else {
+            throw Failure(description: "'\(urlText)' is not a URL")
+        }
+        let https = scheme == "https"
+        let port = url.port ?? (https ? 443 : 80)
+        var path = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { path += "?" + query }
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let sslContext = self.sslContext
+        let eventLoop = group.next()
+        let answered = eventLoop.makePromise(of: Int.self)
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(.nanoseconds(nanoseconds))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if https {
+                        let name = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+                        try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: name))
+                    }
+                    try sync.addHTTPClientHandlers()
+                    try sync.addHandler(StatusHandler(answered: answered))
+                }
+            }
+        let timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            answered.fail(Failure(description: "no answer within \(timeout)"))
+        }
+        defer { timer.cancel() }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            answered.fail(error)
+            throw Failure(description: "cannot connect to \(host):\(port): \(error)")
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
+        head.headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
+        head.headers.add(name: "Content-Type", value: "application/json")
+        head.headers.add(name: "Content-Length", value: String(body.count))
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "User-Agent", value: userAgent)
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        defer { channel.close(promise: nil) }
+        do {
+            return try await answered.futureResult.get()
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+
+    /// Completes with the response's status, or fails if the connection ends first.
+    private final class StatusHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTPClientResponsePart
+        let answered: EventLoopPromise<Int>
+
+        init(answered: EventLoopPromise<Int>) { self.answered = answered }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if case .head(let head) = unwrapInboundIn(data) { answered.succeed(Int(head.status.code)) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            answered.fail(error)
+            context.close(promise: nil)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            answered.fail(Failure(description: "the connection closed before an answer"))
+            context.fireChannelInactive()
+        }
+    }
+}
