@@ -143,6 +143,16 @@ extension GatewayAPI {
             let root = try await Self.document(&request).root
             return try await Self.activityAnswer(server) {
                 try ActivityRequest.refuseUnknown(root, allowed: ["token", "activityId", "startToken", "attributesType", "attributes", "topic"])
+                if let topic = root["topic"], topic.stringValue == nil {
+                    throw ActivityRequest.Refusal(status: 400, message: "the topic the start was sent to, a string", pointer: "/topic")
+                }
+                if let node = root["startToken"], node.stringValue.flatMap({ try? DeviceToken(hex: $0) }) == nil {
+                    throw ActivityRequest.Refusal(status: 400, message: "the push-to-start token the activity was started on (hex)", pointer: "/startToken")
+                }
+                if let node = root["attributes"], node.kind != .object {
+                    throw ActivityRequest.Refusal(status: 400, message: "the activity's attributes, a JSON object", pointer: "/attributes")
+                }
+                if root["attributesType"] != nil { _ = try ActivityRequest.identifier(root, "attributesType", what: "the ActivityAttributes type's name") }
                 if root["activityId"] != nil {
                     let id = try ActivityRequest.identifier(root, "activityId", what: "the activity's id")
                     return try await Self.setUpdateToken(root, activity: id, app: app, server: server)

@@ -28,6 +28,11 @@ extension GatewayAPI {
         let nullableTime: JSONValue = ["type": ["string", "null"], "format": "date-time", "description": "RFC 3339, UTC, milliseconds"]
         let app = parameter("app", in: "path", string, "The app's id")
         let limit = parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 1000)")
+        let activity = parameter("id", in: "path", string, "The activity's id (yours)")
+        let activityName: JSONValue = ["type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^/\\u0000-\\u001f]+$"]
+        let hexToken: JSONValue = ["type": "string", "pattern": "^([0-9A-Fa-f]{2}){32,100}$"]
+        let nullableText: JSONValue = ["type": ["string", "null"]]
+        let seconds: JSONValue = ["type": "integer", "minimum": 0, "maximum": 99_999_999_999, "description": "Unix seconds"]
         func object(_ properties: [(String, JSONValue)], required: [String] = [], closed: Bool = false) -> JSONValue {
             var members = JSONObject()
             for (name, schema) in properties { members.members.append(.init(key: name, value: schema)) }
@@ -221,6 +226,56 @@ extension GatewayAPI {
                         ("deliveries", ["type": "array", "items": ref("Delivery")]), ("next", ["type": ["integer", "null"]]),
                     ])), "400": error, "404": error])),
             ],
+            "/v1/apps/{app}/start-tokens": [
+                "post": authenticated(OpenAPI.operation(
+                    "Register a push-to-start token (from pushToStartTokenUpdates) for an ActivityAttributes type; a user's new token for the type replaces the old",
+                    parameters: [app], body: body(object([("token", hexToken), ("attributesType", activityName), ("user", activityName)], required: ["token", "attributesType"], closed: true)),
+                    responses: ["201": json("Registered", object([("token", string), ("attributesType", string), ("user", nullableText)])), "400": error, "404": error])),
+            ],
+            "/v1/apps/{app}/activities": [
+                "post": authenticated(OpenAPI.operation(
+                    "Start a Live Activity with your own id on a user's push-to-start tokens or one token: the gateway sends the start (input-push-token, or input-push-channel with channel: true) and tracks the activity",
+                    parameters: [app], body: body(ref("ActivityStart")),
+                    responses: [
+                        "202": json("Starting", object([("id", string), ("state", string), ("startTokens", integer), ("channel", ["type": "boolean"]), ("findings", ["type": "array", "items": ref("Finding")])])),
+                        "400": error, "404": error, "409": json("The app already has an activity with this id", ref("Error")),
+                        "422": json("What the device would ignore (no alert, no attributes, no content state), a lint error, or a user without a push-to-start token", ref("Error")),
+                    ])),
+                "get": authenticated(OpenAPI.operation(
+                    "The app's activities in id order",
+                    parameters: [app, parameter("state", ["type": "string", "enum": .array(ActivityState.allCases.map { .string($0.rawValue) })], "Only this state"),
+                                 parameter("after", string, "The id to continue after (paging)"), parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 100)")],
+                    responses: ["200": json("Activities", object([("activities", ["type": "array", "items": ref("Activity")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
+            ],
+            "/v1/apps/{app}/activities/{id}": [
+                "get": authenticated(OpenAPI.operation(
+                    "An activity: its state, tokens, the content last sent, what waits, counts and budget use", parameters: [app, activity],
+                    responses: ["200": json("The activity", ref("Activity")), "404": error])),
+                "patch": authenticated(OpenAPI.operation(
+                    "Update an activity: sent to its update token (or channel) only, at priority 5 unless asked; an older update not yet sent is superseded. Waits for the update token when the app has not reported it",
+                    parameters: [app, activity], body: body(ref("ActivityUpdate")),
+                    responses: ["202": json("Queued", ref("ActivityQueued")), "400": error, "404": error, "409": json("The activity ended or expired", ref("Error")), "422": error])),
+            ],
+            "/v1/apps/{app}/activities/{id}/end": [
+                "post": authenticated(OpenAPI.operation(
+                    "End an activity (its final content, and when the Lock Screen removes it); then updates answer 409",
+                    parameters: [app, activity], body: body(ref("ActivityEnd")),
+                    responses: ["202": json("Queued", ref("ActivityQueued")), "400": error, "404": error, "409": json("The activity ended or expired", ref("Error")), "422": error])),
+            ],
+            "/v1/apps/{app}/activities/{id}/tokens": [
+                "post": authenticated(OpenAPI.operation(
+                    "The app reports its activity's update token (from pushTokenUpdates), again whenever it changes: what waited for it is sent",
+                    parameters: [app, activity], body: body(object([("token", hexToken)], required: ["token"], closed: true)),
+                    responses: ["200": json("Recorded", object([("id", string), ("state", string), ("updateToken", nullableText)])), "400": error, "404": error])),
+            ],
+            "/v1/apps/{app}/activity-tokens": [
+                "post": authenticated(OpenAPI.operation(
+                    "An update token reported without the activity's id (as herald mock --report-activity-tokens posts it): matched by start token, attributes type and attributes",
+                    parameters: [app], body: body(adding("anyOf", [["required": ["activityId"]], ["required": ["attributesType", "attributes"]]], to: object([
+                        ("token", hexToken), ("activityId", activityName), ("startToken", hexToken), ("attributesType", activityName), ("attributes", ["type": "object"]), ("topic", string),
+                    ], required: ["token"], closed: true))),
+                    responses: ["200": json("Recorded", object([("id", string), ("state", string), ("updateToken", nullableText)])), "400": error, "404": error])),
+            ],
         ]
         let nullableString: JSONValue = ["type": ["string", "null"]]
         let nullableInteger: JSONValue = ["type": ["integer", "null"]]
@@ -287,6 +342,33 @@ extension GatewayAPI {
                         ("createdAt", time), ("finishedAt", nullableTime), ("retryUntil", time), ("metadata", ["type": ["object", "null"]]),
                         ("findings", ["type": "array", "items": ref("Finding")]),
                     ], required: ["id", "app", "status", "tokens", "pending", "createdAt"]),
+                    "ActivityStart": object([
+                        ("id", activityName), ("attributesType", activityName), ("attributes", ["type": "object"]), ("contentState", ["type": "object"]),
+                        ("alert", ["type": ["string", "object"]]), ("to", ["oneOf": [object([("user", activityName)], required: ["user"], closed: true), object([("startToken", hexToken)], required: ["startToken"], closed: true)]]),
+                        ("staleDate", seconds), ("relevanceScore", ["type": "number"]), ("channel", ["type": "boolean", "description": "Send updates and the end through a broadcast channel made for the activity"]),
+                    ], required: ["id", "attributesType", "attributes", "contentState", "alert", "to"], closed: true),
+                    "ActivityUpdate": object([
+                        ("contentState", ["type": "object"]), ("alert", ["type": ["string", "object"]]), ("staleDate", seconds), ("relevanceScore", ["type": "number"]),
+                        ("priority", ["type": "integer", "enum": [5, 10], "description": "5 (default) uses no budget; 10 counts against the device's"]),
+                    ], required: ["contentState"], closed: true),
+                    "ActivityEnd": object([
+                        ("contentState", ["type": "object"]), ("alert", ["type": ["string", "object"]]), ("dismissalDate", seconds), ("staleDate", seconds),
+                        ("relevanceScore", ["type": "number"]), ("priority", ["type": "integer", "enum": [5, 10]]),
+                    ], closed: true),
+                    "ActivityQueued": object([
+                        ("id", string), ("state", string), ("seq", integer), ("waitingForToken", ["type": "boolean"]),
+                        ("warnings", ["type": "array", "items": string]), ("findings", ["type": "array", "items": ref("Finding")]),
+                    ]),
+                    "Activity": object([
+                        ("id", string), ("attributesType", string), ("attributes", ["type": "object"]),
+                        ("state", ["type": "string", "enum": .array(ActivityState.allCases.map { .string($0.rawValue) })]), ("user", nullableString),
+                        ("startTokens", ["type": "array", "items": string]), ("startPending", ["type": ["array", "null"]]), ("updateToken", nullableString),
+                        ("channel", ["type": ["object", "null"]]), ("createdAt", time), ("startedAt", nullableTime), ("endedAt", nullableTime),
+                        ("expiresAt", time), ("lockScreenUntil", nullableTime), ("lastContent", ["type": ["object", "null"]]), ("lastTimestamp", nullableInteger),
+                        ("lastSentAt", nullableTime), ("lastStatus", nullableInteger), ("lastReason", nullableString), ("pending", ["type": ["object", "null"]]),
+                        ("counts", object([("sent", integer), ("superseded", integer), ("failed", integer), ("submitted", integer)])),
+                        ("budget", object([("priority10ThisHour", integer), ("warnsAfter", integer)])),
+                    ]),
                     "Delivery": object([
                         ("id", integer), ("token", string), ("apnsId", string),
                         ("state", ["type": "string", "enum": .array(DeliveryState.allCases.map { .string($0.rawValue) })]),

@@ -18,7 +18,7 @@ struct ActivityRequest {
     static let updateFields = ["contentState", "alert", "staleDate", "relevanceScore", "priority"]
     static let endFields = ["contentState", "alert", "dismissalDate", "staleDate", "relevanceScore", "priority"]
 
-    /// The largest id and attributes type (bytes of UTF-8).
+    /// The longest id and attributes type (Unicode scalars, as JSON Schema's `maxLength` counts).
     static let maximumIDBytes = 128
 
     static func refuseUnknown(_ root: JSONDocument.Node, allowed: [String]) throws(Refusal) {
@@ -30,10 +30,10 @@ struct ActivityRequest {
 
     /// An identifier field: 1 to 128 bytes of text without control characters.
     static func identifier(_ root: JSONDocument.Node, _ key: String, what: String) throws(Refusal) -> String {
-        guard let text = root[key]?.stringValue, !text.isEmpty, text.utf8.count <= maximumIDBytes,
+        guard let text = root[key]?.stringValue, !text.isEmpty, text.unicodeScalars.count <= maximumIDBytes,
             !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "/" })
         else {
-            throw Refusal(status: 400, message: "required: \(what), a string of 1 to \(maximumIDBytes) bytes without control characters or /", pointer: "/\(key)")
+            throw Refusal(status: 400, message: "required: \(what), a string of 1 to \(maximumIDBytes) characters without control characters or /", pointer: "/\(key)")
         }
         return text
     }
@@ -42,7 +42,7 @@ struct ActivityRequest {
     static func content(_ root: JSONDocument.Node, event: ActivityContent.Event) throws(Refusal) -> ActivityContent {
         func seconds(_ key: String) throws(Refusal) -> Int64? {
             guard let node = root[key] else { return nil }
-            guard let value = node.int64Value, value >= 0, value < 100_000_000_000 else {
+            guard let value = wholeNumber(node), value >= 0, value < 100_000_000_000 else {
                 throw Refusal(status: 400, message: "a UNIX time in seconds (not milliseconds)", pointer: "/\(key)")
             }
             return value
@@ -68,7 +68,7 @@ struct ActivityRequest {
         }
         var priority = 5
         if let node = root["priority"] {
-            guard let value = node.int64Value, value == 5 || value == 10 else {
+            guard let value = wholeNumber(node), value == 5 || value == 10 else {
                 throw Refusal(status: 400, message: "5 (the default: no budget used) or 10 (counts against the device's budget)", pointer: "/priority")
             }
             priority = Int(value)
@@ -79,6 +79,13 @@ struct ActivityRequest {
     }
 
     static let linter = Linter()
+
+    /// A JSON number with no fraction (`612` or `612.0`), as JSON Schema's `integer` reads it.
+    static func wholeNumber(_ node: JSONDocument.Node) -> Int64? {
+        if let value = node.int64Value { return value }
+        guard let value = node.doubleValue, value.rounded() == value, abs(value) < 9e15 else { return nil }
+        return Int64(value)
+    }
 
     /// Lints the payload the gateway will send for `content` (with the time now); a lint error
     /// refuses the request with every finding. The warnings are returned.
