@@ -75,6 +75,24 @@ extension InspectionAPI {
                 "get": OpenAPI.operation("A device's Notification Center", parameters: [tokenParameter, languageParameter], responses: ["200": jsonResponse("The device", ref("Device")), "404": error]),
                 "delete": OpenAPI.operation("Forget a device", parameters: [tokenParameter], responses: ["204": noContent, "404": error]),
             ],
+            "/api/v1/devices/{token}/activities": [
+                "get": OpenAPI.operation(
+                    "A device's Live Activities: an update token's own, or those a push-to-start token started (under update tokens, or subscribed to channels); dismissed ones are gone",
+                    parameters: [tokenParameter],
+                    responses: ["200": jsonResponse("The activities", [
+                        "type": "object", "required": ["activities"],
+                        "properties": ["activities": ["type": "array", "items": [
+                            "type": "object",
+                            "properties": [
+                                "updateToken": ["type": ["string", "null"]], "startToken": ["type": ["string", "null"]], "channel": ["type": ["string", "null"]],
+                                "attributesType": ["type": ["string", "null"]], "attributes": ["type": ["object", "null"]], "contentState": ["type": ["object", "null"]],
+                                "timestamp": ["type": ["number", "null"]], "staleDate": ["type": ["number", "null"]], "dismissalDate": ["type": ["number", "null"]],
+                                "updates": ["type": "integer"], "ended": ["type": "boolean"],
+                                "history": ["type": "array", "description": "The content states applied, oldest first (the newest 20)"],
+                            ],
+                        ]]],
+                    ]), "404": error]),
+            ],
             "/api/v1/devices/{token}/unregister": [
                 "post": OpenAPI.operation(
                     "Mark the token unregistered: pushes answer 410 Unregistered", parameters: [tokenParameter],

@@ -72,11 +72,13 @@ public struct MockDevice: Sendable {
             ]
         }))
         add("activities", .array(device.activities.values.sorted { $0.id < $1.id }.map { activity in
-            [
-                "id": .string(activity.id), "event": activity.latest.event.map { .string($0) } ?? .null,
-                "ended": .bool(activity.ended), "updates": .number(JSONNumber(activity.updates)),
-                "contentState": activity.latest.contentState.map { .object($0) } ?? .null,
-            ]
+            var value = MockCore.activityValue(activity, updateToken: startToken == nil ? nil : token, startToken: startToken)
+            if case .object(var members) = value {
+                members.members.insert(.init(key: "id", value: .string(activity.id)), at: 0)
+                members.members.append(.init(key: "event", value: activity.latest.event.map { .string($0) } ?? .null))
+                value = .object(members)
+            }
+            return value
         }))
         if let startToken { add("startToken", .string(startToken.hex)) }
         if !activityTokens.isEmpty { add("activityTokens", .array(activityTokens.map { .string($0.hex) })) }

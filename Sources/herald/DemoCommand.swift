@@ -158,7 +158,7 @@ struct DemoCommand: AsyncParsableCommand {
         if gateway {
             do {
                 let started = try await runGateway(
-                    folder: folder, mockPort: server.port, trustPEM: server.trustRootPEM ?? "", key: key, inbox: inbox)
+                    folder: folder, mock: server, trustPEM: server.trustRootPEM ?? "", key: key, inbox: inbox)
                 failed += started.failed
                 services.append(StopOnShutdown(server: started.server))
             } catch {
@@ -188,8 +188,9 @@ struct DemoCommand: AsyncParsableCommand {
     /// mock, submits the examples through its REST API as a backend would, prints each outcome
     /// and the `curl` for its API, and returns it running.
     private func runGateway(
-        folder: String, mockPort: Int, trustPEM: String, key: ProviderSigningKey, inbox: String
+        folder: String, mock: MockAPNsServer, trustPEM: String, key: ProviderSigningKey, inbox: String
     ) async throws -> (server: GatewayServer, failed: Int) {
+        let mockPort = mock.port
         let database = (folder as NSString).appendingPathComponent("gateway.db")
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         var configuration = GatewayConfiguration(database: .sqlite(path: database))
@@ -266,6 +267,7 @@ struct DemoCommand: AsyncParsableCommand {
             print(line)
             fflush(nil)
         }
+        failed += try await liveActivity(call: call, mock: mock, base: base, adminKey: adminKey)
         print("""
 
             They are in the inbox too (\(inbox)). The gateway's API, with the demo's admin key:
@@ -275,6 +277,66 @@ struct DemoCommand: AsyncParsableCommand {
             """)
         fflush(nil)
         return (gateway, failed)
+    }
+
+    /// The push-to-start token of the demo's Live Activity.
+    static let startToken = try! DeviceToken(hex: "5a" + String(repeating: "0", count: 60) + "a5")
+
+    /// A Live Activity through the gateway, with the mock as the device: started by push on the
+    /// user's push-to-start token, the update token reported by the mock, three updates, the end;
+    /// prints each step and returns how many failed.
+    private func liveActivity(
+        call: (String, String, JSONValue?) throws -> (Int, JSONDocument?), mock: MockAPNsServer, base: String, adminKey: String
+    ) async throws -> Int {
+        mock.reportActivityTokens(to: ActivityTokenReport(
+            url: "\(base)/v1/apps/\(Self.topic)/activity-tokens", headers: [("Authorization", "Bearer \(adminKey)")]))
+        print("")
+        print("A Live Activity through the gateway (the mock plays the device and reports its update token):")
+        let path = "/v1/apps/\(Self.topic)/activities/order-1842"
+        _ = try call("POST", "/v1/apps/\(Self.topic)/start-tokens", [
+            "token": .string(Self.startToken.hex), "attributesType": "DeliveryAttributes", "user": "demo-user",
+        ])
+        /// Waits (10 s at most) until the activity shows `done`; its view then.
+        func settled(_ done: (JSONDocument.Node) -> Bool) async throws -> JSONDocument.Node? {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if let view = try call("GET", path, nil).1?.root, done(view) { return view }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+        let (started, startAnswer) = try call("POST", "/v1/apps/\(Self.topic)/activities", [
+            "id": "order-1842", "attributesType": "DeliveryAttributes", "attributes": ["orderId": "order-1842"],
+            "contentState": ["status": "Preparing", "eta": 20], "alert": ["title": "Order 1842", "body": "We are preparing your order"],
+            "to": ["user": "demo-user"],
+        ])
+        guard started == 202, let view = try await settled({ $0["updateToken"]?.stringValue != nil }) else {
+            print("  NOT STARTED  order-1842: \(started) \(startAnswer?.root["error"]?["message"]?.stringValue ?? "no update token reported")")
+            return 1
+        }
+        print("  started   order-1842 on the push-to-start token; the device reported update token \(view["updateToken"]?.stringValue ?? "?")")
+        var failed = 0
+        let steps: [(String, Int)] = [("Baking", 12), ("On its way", 6), ("At the door", 1)]
+        for (status, eta) in steps {
+            let (code, _) = try call("PATCH", path, ["contentState": ["status": .string(status), "eta": .number(JSONNumber(eta))]])
+            if code == 202, try await settled({ $0["pending"]?.kind == .null && $0["lastContent"]?["eta"]?.int64Value == Int64(eta) }) != nil {
+                print("  updated   order-1842: \(status), \(eta) min")
+            } else {
+                failed += 1
+                print("  NOT SENT  update \(status): \(code)")
+            }
+        }
+        let dismissal = Int64(Date().timeIntervalSince1970) + 3_600
+        let (ended, _) = try call("POST", "\(path)/end", ["contentState": ["status": "Delivered", "eta": 0], "dismissalDate": .number(JSONNumber(dismissal))])
+        if ended == 202, try await settled({ $0["pending"]?.kind == .null && $0["state"]?.stringValue == "ended" }) != nil {
+            print("  ended     order-1842: Delivered (on the Lock Screen for an hour)")
+        } else {
+            failed += 1
+            print("  NOT ENDED order-1842: \(ended)")
+        }
+        print("  its state: GET \(base)\(path) (with the admin key); the inbox shows its card")
+        fflush(nil)
+        return failed
     }
 
     /// The demo app's strings: the Localizable.strings of the same guide (its positional

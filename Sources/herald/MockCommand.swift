@@ -120,6 +120,7 @@ struct MockCommand: AsyncParsableCommand {
         case "keys": return "--key"
         case "clientCA": return "--client-ca"
         case "releaseCaFile": return "--release-ca-file"
+        case "reportHeaders": return "--report-header"
         default:
             return "--" + key.reduce(into: "") { name, character in
                 if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }

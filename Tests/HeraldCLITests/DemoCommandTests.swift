@@ -74,6 +74,12 @@ import Testing
         let throughGateway = text.split(separator: "\n").filter { $0.hasPrefix("  accepted  ") && $0.contains("(notification ") }
         #expect(throughGateway.count == 7, "\(text)")
         #expect(FileManager.default.fileExists(atPath: directory.path("demo/gateway.db")))
+        // The Live Activity: started by push, the update token reported by the mock, three
+        // updates and the end, each confirmed by the gateway's view of the activity.
+        let activityLines = text.split(separator: "\n").filter { $0.contains("order-1842") }
+        #expect(activityLines.filter { $0.hasPrefix("  started   order-1842") && $0.contains("update token ") }.count == 1, "\(text)")
+        #expect(activityLines.filter { $0.hasPrefix("  updated   order-1842") }.count == 3, "\(text)")
+        #expect(activityLines.filter { $0.hasPrefix("  ended     order-1842") }.count == 1, "\(text)")
         let submit = try #require(text.range(of: "  curl -H 'Authorization: Bearer hgk_demo_"), "\(text)")
         let lines = text[submit.lowerBound...].split(separator: "\n")
         let pasted = String(lines[0] + "\n" + lines[1]).replacingOccurrences(of: "  curl ", with: "\(curl) -s --max-time 20 ")

@@ -20,8 +20,10 @@ struct GatewayActivityTests {
 
     /// A harness whose mock plays the device (channels on) and reports update tokens to the
     /// gateway, and the app registered with the mock's channel port.
-    static func start(_ backend: GatewayHarness.Backend, reports: Bool = true, goAway: Bool = false) async throws -> GatewayHarness {
-        let harness = try await GatewayHarness.start(backend, mock: { $0.channelPort = 0 })
+    static func start(
+        _ backend: GatewayHarness.Backend, reports: Bool = true, goAway: Bool = false, gateway: (inout GatewayConfiguration) -> Void = { _ in }
+    ) async throws -> GatewayHarness {
+        let harness = try await GatewayHarness.start(backend, mock: { $0.channelPort = 0 }, gateway: gateway)
         if reports {
             harness.mock.reportActivityTokens(to: ActivityTokenReport(
                 url: "http://127.0.0.1:\(harness.port)/v1/apps/\(GatewayHarness.bundleID)/activity-tokens",
@@ -250,5 +252,98 @@ struct GatewayActivityTests {
         let huge = String(repeating: "x", count: 5_000)
         let (status9, body9) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/c", #"{"contentState":{"text":"\#(huge)"}}"#)
         #expect(status9 == 422 && body9?.root["error"]?["findings"] != nil, "\(String(describing: body9?.root.value))")
+    }
+
+    /// Started on a start token, the update token reported by hand (the mock's device made it).
+    static func startReported(_ harness: GatewayHarness, id: String) async throws -> (start: DeviceToken, update: DeviceToken) {
+        let startToken = Self.randomToken()
+        let (started, _) = try await harness.call("POST", "/v1/apps/\(GatewayHarness.bundleID)/activities", Self.startBody(id: id, to: #"{"startToken":"\#(startToken.hex)"}"#))
+        #expect(started == 202)
+        try await Self.waitForActivity(harness, id, "the start accepted") { $0["state"]?.stringValue == "active" }
+        let updateToken = try #require(harness.mock.device(startToken)?.activityTokens.first)
+        let (reported, _) = try await harness.call("POST", "/v1/apps/\(GatewayHarness.bundleID)/activities/\(id)/tokens", #"{"token":"\#(updateToken.hex)"}"#)
+        #expect(reported == 200)
+        return (startToken, updateToken)
+    }
+
+    /// Past the system's limit the activity is expired: updates answer 409, nothing more is sent.
+    @Test func anActivityPastTheLimitExpires() async throws {
+        let harness = try await Self.start(.sqlite, reports: false) { configuration in
+            configuration.activityLimits.active = .seconds(2)
+            configuration.activityLimits.expiryInterval = .milliseconds(100)
+        }
+        defer { Task { await harness.stop() } }
+        let app = GatewayHarness.bundleID
+        _ = try await Self.startReported(harness, id: "short")
+        let (early, _) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/short", #"{"contentState":{"step":1}}"#)
+        #expect(early == 202)
+        let expired = try await Self.waitForActivity(harness, "short", "expired") { $0["state"]?.stringValue == "expired" }
+        #expect(expired.root["lastContent"]?["step"]?.int64Value == 1)
+        let (late, body) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/short", #"{"contentState":{"step":2}}"#)
+        #expect(late == 409 && (body?.root["error"]?["message"]?.stringValue ?? "").contains("expired"), "\(String(describing: body?.root.value))")
+        let (listed, list) = try await harness.call("GET", "/v1/apps/\(app)/activities?state=expired")
+        #expect(listed == 200 && list?.root["activities"]?.elements.compactMap { $0["id"]?.stringValue } == ["short"])
+    }
+
+    /// A dead update token (410) is forgotten and the update counted failed; the token the app
+    /// reports next takes the updates, and the old one gets nothing more.
+    @Test func aNewUpdateTokenReplacesADeadOne() async throws {
+        let harness = try await Self.start(.sqlite, reports: false)
+        defer { Task { await harness.stop() } }
+        let app = GatewayHarness.bundleID
+        let (_, first) = try await Self.startReported(harness, id: "rotating")
+        harness.mock.unregister(first)
+        let (status, _) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/rotating", #"{"contentState":{"step":1}}"#)
+        #expect(status == 202)
+        let failed = try await Self.waitForActivity(harness, "rotating", "the update to the dead token failed") { $0["counts"]?["failed"]?.int64Value == 1 }
+        #expect(failed.root["updateToken"]?.kind == .null)
+        #expect((failed.root["lastReason"]?.stringValue ?? "").contains("Unregistered"), "\(String(describing: failed.root.value))")
+        let second = Self.randomToken()
+        let (reported, _) = try await harness.call("POST", "/v1/apps/\(app)/activities/rotating/tokens", #"{"token":"\#(second.hex)"}"#)
+        #expect(reported == 200)
+        let (again, _) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/rotating", #"{"contentState":{"step":2}}"#)
+        #expect(again == 202)
+        try await Self.waitForActivity(harness, "rotating", "the update to the new token sent") { $0["counts"]?["sent"]?.int64Value == 1 }
+        let updates = try await Self.accepted(harness.mock).filter { Self.event($0) == "update" }
+        #expect(updates.map(\.deviceToken) == [second.hex] && updates.compactMap(Self.step) == [2])
+    }
+
+    /// Updates go at priority 5 unless asked; priority 10 is counted per hour, shown, warned
+    /// about past the threshold, and never refused.
+    @Test func priority10IsCountedAndWarnedAbout() async throws {
+        let harness = try await Self.start(.sqlite, reports: false) { $0.activityLimits.priority10PerHour = 2 }
+        defer { Task { await harness.stop() } }
+        let app = GatewayHarness.bundleID
+        _ = try await Self.startReported(harness, id: "busy")
+        var warnings: [Int] = []
+        for step in 1...4 {
+            let priority = step == 1 ? "" : #","priority":10"#
+            let (status, body) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/busy", #"{"contentState":{"step":\#(step)}\#(priority)}"#)
+            #expect(status == 202)
+            warnings.append(body?.root["warnings"]?.count ?? -1)
+            try await Self.waitForActivity(harness, "busy", "update \(step) sent") { $0["counts"]?["sent"]?.int64Value == Int64(step) }
+        }
+        #expect(warnings == [0, 0, 0, 1], "the third priority-10 update is past 2 an hour")
+        let (_, view) = try await harness.call("GET", "/v1/apps/\(app)/activities/busy")
+        #expect(view?.root["budget"]?["priority10ThisHour"]?.int64Value == 3)
+        let priorities = try await Self.accepted(harness.mock).filter { Self.event($0) == "update" }.map { $0.request?.priority?.rawValue }
+        #expect(priorities == [5, 10, 10, 10])
+        let (_, metrics, _) = try await harness.raw("GET", "/metrics")
+        let text = String(decoding: metrics, as: UTF8.self)
+        #expect(text.contains(#"herald_gateway_activity_priority10_total{app="\#(app)"} 3"#), "\(text.split(separator: "\n").filter { $0.contains("activity") })")
+    }
+
+    /// Erasing a user forgets its push-to-start tokens: nothing can be started on them after.
+    @Test func erasingAUserForgetsItsStartTokens() async throws {
+        let harness = try await Self.start(.sqlite, reports: false)
+        defer { Task { await harness.stop() } }
+        let app = GatewayHarness.bundleID
+        let token = Self.randomToken()
+        let (registered, _) = try await harness.call("POST", "/v1/apps/\(app)/start-tokens", #"{"token":"\#(token.hex)","attributesType":"\#(Self.attributesType)","user":"grace"}"#)
+        #expect(registered == 201)
+        let (erased, body) = try await harness.call("DELETE", "/v1/apps/\(app)/users/grace")
+        #expect(erased == 200 && body?.root["erased"]?["startTokens"]?.int64Value == 1, "\(String(describing: body?.root.value))")
+        let (started, _) = try await harness.call("POST", "/v1/apps/\(app)/activities", Self.startBody(id: "after", to: #"{"user":"grace"}"#))
+        #expect(started == 422)
     }
 }

@@ -37,6 +37,13 @@ import Testing
         if case .plaintext = configuration.transport {} else { Issue.record("plaintext expected") }
     }
 
+    @Test func activityTokenReportsTakeAURLAndHeaders() throws {
+        let settings = try Self.settings(#"{"reportActivityTokens": "http://127.0.0.1:8080/v1/apps/demo/activity-tokens", "reportHeaders": ["Authorization:  Bearer hgk_x ", "X-Trace: 1"]}"#)
+        let report = try #require(try settings.configuration().activityTokenReport)
+        #expect(report.url == "http://127.0.0.1:8080/v1/apps/demo/activity-tokens")
+        #expect(report.headers.map(\.0) == ["Authorization", "X-Trace"] && report.headers.map(\.1) == ["Bearer hgk_x", "1"])
+    }
+
     @Test func laterSettingsWinAndListsAddUp() throws {
         var settings = try Self.settings(#"{"port": 1000, "faults": ["close,times=1"], "bundle": "App/", "lang": ["de"]}"#)
         var flags = MockSettings()
@@ -70,6 +77,9 @@ import Testing
             (#"{"faults": ["status=999"]}"#, "faults: "),
             (#"{"releaseP8": "k.p8"}"#, "need releaseTo"),
             (#"{"releaseTo": "sandbox"}"#, "no credentials for releaseTo"),
+            (#"{"reportHeaders": ["Authorization: Bearer x"]}"#, "reportHeaders needs reportActivityTokens URL"),
+            (#"{"reportActivityTokens": "ftp://127.0.0.1/x"}"#, "reportActivityTokens is an http or https URL"),
+            (#"{"reportActivityTokens": "http://127.0.0.1:8080/x", "reportHeaders": ["no colon"]}"#, "'no colon' is not a header; write it as 'Name: value'"),
         ]
         for (json, message) in invalid {
             let settings = try Self.settings(json)

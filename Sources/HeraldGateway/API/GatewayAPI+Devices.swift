@@ -86,6 +86,7 @@ extension GatewayAPI {
                 "erased": [
                     "devices": .number(JSONNumber(erased.devices)), "deliveries": .number(JSONNumber(erased.deliveries)),
                     "cancelled": .number(JSONNumber(erased.cancelled)), "webhookEvents": .number(JSONNumber(erased.webhookEvents)),
+                    "startTokens": .number(JSONNumber(erased.startTokens)), "activities": .number(JSONNumber(erased.activities)),
                 ],
             ])
         }

@@ -174,6 +174,7 @@ extension GatewayAPI {
                     parameters: [app, parameter("user", in: "path", string, "Your id for the user")],
                     responses: ["200": json("What was erased", object([("erased", object([
                         ("devices", integer), ("deliveries", integer), ("cancelled", integer), ("webhookEvents", integer),
+                        ("startTokens", integer), ("activities", ["type": "integer", "description": "Live Activities that no longer name the user"]),
                     ]))])), "404": error])),
             ],
             "/v1/apps/{app}/devices/{token}": [

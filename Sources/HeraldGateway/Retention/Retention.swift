@@ -42,15 +42,18 @@ struct Retention: Sendable {
             total.jobs += pruned.jobs
             total.deliveries += pruned.deliveries
             total.webhookEvents += pruned.webhookEvents
+            total.activities += pruned.activities
             metrics.pruned("jobs", pruned.jobs)
             metrics.pruned("deliveries", pruned.deliveries)
             metrics.pruned("webhook_events", pruned.webhookEvents)
+            metrics.pruned("activities", pruned.activities)
             guard pruned.more else { break }
             try? await Task.sleep(for: Self.pause)
         }
-        if total.jobs + total.deliveries + total.webhookEvents > 0 {
+        if total.jobs + total.deliveries + total.webhookEvents + total.activities > 0 {
             logger.info("pruned what is older than the retention", metadata: [
                 "notifications": "\(total.jobs)", "deliveries": "\(total.deliveries)", "webhook events": "\(total.webhookEvents)",
+                "live activities": "\(total.activities)",
                 "retention": "\(retention.secondsText)",
             ])
         }

@@ -149,6 +149,9 @@ struct UserErasure: Sendable, Equatable {
     /// Queued deliveries to its tokens, cancelled.
     var cancelled: Int
     var webhookEvents: Int
+    /// Its push-to-start tokens, deleted; its Live Activities, which no longer name it.
+    var startTokens = 0
+    var activities = 0
 }
 
 /// Who a job goes to.
@@ -184,6 +187,8 @@ struct Pruned: Sendable, Equatable {
     var jobs = 0
     var deliveries = 0
     var webhookEvents = 0
+    /// Live Activities ended or expired before the cutoff, with nothing left to send.
+    var activities = 0
     /// Whether more is left to prune.
     var more = false
 }

@@ -220,8 +220,12 @@ final class SQLGatewayStore: GatewayStore {
         return try await database.transaction { executor in
             let tokens = try await executor.query(
                 "DELETE FROM devices WHERE app_id = ? AND user_id = ? RETURNING token", [.text(app), .text(user)]).compactMap { $0.text("token") }.sorted()
-            guard !tokens.isEmpty else { return nil }
-            var erasure = UserErasure(devices: tokens.count, deliveries: 0, cancelled: 0, webhookEvents: 0)
+            let startTokens = try await executor.query(
+                "DELETE FROM start_tokens WHERE app_id = ? AND user_id = ? RETURNING token", [.text(app), .text(user)]).count
+            let activities = try await executor.query(
+                "UPDATE activities SET user_id = NULL WHERE app_id = ? AND user_id = ? RETURNING id", [.text(app), .text(user)]).count
+            guard !tokens.isEmpty || startTokens > 0 || activities > 0 else { return nil }
+            var erasure = UserErasure(devices: tokens.count, deliveries: 0, cancelled: 0, webhookEvents: 0, startTokens: startTokens, activities: activities)
             for chunk in tokens.chunked(Self.idsPerStatement) {
                 let list = chunk.map(SQLValue.text)
                 try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token IN (\(placeholders(chunk.count)))", [.text(app)] + list)
@@ -749,6 +753,15 @@ final class SQLGatewayStore: GatewayStore {
                 [.integer(before), SQLValue(batch)]).count
             pruned.webhookEvents = events
             if events == batch { pruned.more = true }
+            // Live Activities over and done with (their end or expiry sent, their channel gone).
+            pruned.activities = try await executor.query(
+                """
+                DELETE FROM activities WHERE (app_id, id) IN (SELECT app_id, id FROM activities
+                    WHERE state IN ('ended', 'expired') AND ended_at < ? AND due_at IS NULL AND claimed_by IS NULL ORDER BY ended_at LIMIT ?\(skipLocked))
+                RETURNING id
+                """,
+                [.integer(before), SQLValue(batch)]).count
+            if pruned.activities == batch { pruned.more = true }
             return pruned
         }
     }

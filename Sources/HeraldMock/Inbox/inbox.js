@@ -109,9 +109,15 @@ function renderDevices() {
         cardFor(items[0].content, items[0].id, items[0].replacements),
         items.length > 1 ? el("div", { class: "more" }, `+${items.length - 1} more in ${g.threadId ? "thread " + g.threadId : "this app"}`) : null);
     });
+    const describe = (state) => state ? Object.entries(state).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ") : "—";
     const activities = (d.activities || []).map((a) => el("div", { class: "card activity" },
-      el("div", { class: "app" }, `Live Activity · ${a.ended ? "ended" : a.event || "active"}`),
-      el("div", {}, a.contentState ? Object.entries(a.contentState).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ") : "—")));
+      el("div", { class: "app" }, `Live Activity${a.attributesType ? " " + a.attributesType : ""} · ${a.ended ? "ended" : a.event || "active"}` +
+        (a.channel ? ` · channel ${a.channel}` : "")),
+      el("div", {}, describe(a.contentState)),
+      (a.history || []).length > 1 ? el("details", {},
+        el("summary", {}, `${a.history.length} states over time`),
+        el("ol", { class: "history" }, a.history.map((h) => el("li", {},
+          `${h.timestamp ? new Date(h.timestamp * 1000).toLocaleTimeString() : "no timestamp"} · ${h.event || "update"} · ${describe(h.contentState)}`)))) : null));
     const wakes = d.backgroundWakeTimes || [];
     return el("article", { class: "phone", "aria-label": `Device ${short(d.token)}` },
       typeof d.badge === "number" && d.badge > 0 ? el("span", { class: "badge", "aria-label": `badge ${d.badge}` }, d.badge) : null,
