@@ -67,7 +67,13 @@ struct MockCommand: AsyncParsableCommand {
             environment, plaintext, tlsCert, tlsKey, caOut, strict, storeLimit, deviceHistories, db, dbKeep, dbMaxAge, idleTimeout, unregistered \
             (array of tokens), faults (array of rules), keys (array of {file, keyId, teamId}), \
             bundle, strings, lang (array), releaseTo, releaseP8, releaseKeyId, releaseTeamId, \
-            releaseCert, releaseCaFile, releasePlaintext. Flags given on the command line win.
+            releaseCert, releaseCaFile, releasePlaintext, reportActivityTokens, reportHeaders \
+            (array). Flags given on the command line win.
+
+            Live Activities: a start with input-push-token: 1 makes an activity under a new \
+            update token (GET /api/v1/devices/TOKEN/activities shows it); \
+            --report-activity-tokens URL posts each such token there, as the app reports it to \
+            its backend (herald serve's /v1/apps/APP/activity-tokens).
 
             It listens on three ports: --port (APNs, default 2197), --api-port (the inbox and API, \
             default 8197) and --channel-port (broadcast channel management, default 2195 in \
@@ -93,6 +99,7 @@ struct MockCommand: AsyncParsableCommand {
     @OptionGroup(title: "Provider authentication") var authentication: MockAuthenticationOptions
     @OptionGroup(title: "Answers") var answers: MockAnswerOptions
     @OptionGroup(title: "Storage") var storage: MockStorageOptions
+    @OptionGroup(title: "Live Activities") var activities: MockActivityOptions
     @OptionGroup(title: "App strings") var localization: LocalizationOptions
     @OptionGroup(title: "Release from the inbox") var release: MockReleaseOptions
 
@@ -106,6 +113,7 @@ struct MockCommand: AsyncParsableCommand {
         authentication.apply(to: &settings)
         answers.apply(to: &settings)
         storage.apply(to: &settings)
+        activities.apply(to: &settings)
         settings.bundle = localization.bundle
         settings.strings = localization.strings
         settings.languages = localization.languages

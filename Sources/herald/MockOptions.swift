@@ -119,6 +119,17 @@ struct MockStorageOptions: ParsableArguments {
     @Option(name: .customLong("db-max-age"), help: ArgumentHelp("With --db: delete requests older than this many hours (default: kept whatever their age).", valueName: "HOURS"))
     var dbMaxAge: Double?
 
+    func apply(to settings: inout MockSettings) {
+        settings.storeLimit = storeLimit
+        settings.deviceHistories = deviceHistories
+        settings.db = db
+        settings.dbKeep = dbKeep
+        settings.dbMaxAge = dbMaxAge
+    }
+}
+
+/// Live Activities: where the device reports the update tokens it makes.
+struct MockActivityOptions: ParsableArguments {
     @Option(name: .customLong("report-activity-tokens"), help: ArgumentHelp("Post each new Live Activity update token to URL, as the app reports it to its backend (a start with input-push-token: 1 makes one). The body is {\"token\", \"startToken\", \"attributesType\", \"attributes\", \"topic\"}; herald serve takes it at /v1/apps/APP/activity-tokens.", valueName: "URL"))
     var reportActivityTokens: String?
 
@@ -128,11 +139,6 @@ struct MockStorageOptions: ParsableArguments {
     func apply(to settings: inout MockSettings) {
         settings.reportActivityTokens = reportActivityTokens
         settings.reportHeaders = reportHeaders
-        settings.storeLimit = storeLimit
-        settings.deviceHistories = deviceHistories
-        settings.db = db
-        settings.dbKeep = dbKeep
-        settings.dbMaxAge = dbMaxAge
     }
 }
 

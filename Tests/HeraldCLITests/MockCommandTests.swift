@@ -75,6 +75,7 @@ import Testing
             ("PROVIDER AUTHENTICATION:", ["--auth", "--client-ca", "--accept-any-client-certificate", "--key", "--key-id", "--team-id"]),
             ("ANSWERS:", ["--environment", "--unregistered", "--fault", "--strict", "--idle-timeout"]),
             ("STORAGE:", ["--store-limit", "--device-histories", "--db", "--db-keep", "--db-max-age"]),
+            ("LIVE ACTIVITIES:", ["--report-activity-tokens", "--report-header"]),
             ("APP STRINGS:", ["--bundle", "--strings", "--lang"]),
             ("RELEASE FROM THE INBOX:", ["--release-to", "--release-p8", "--release-key-id", "--release-team-id", "--release-cert", "--release-ca-file", "--release-plaintext"]),
             ("OPTIONS:", ["--config", "--version"]),

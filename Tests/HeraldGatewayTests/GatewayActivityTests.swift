@@ -308,6 +308,26 @@ struct GatewayActivityTests {
         #expect(updates.map(\.deviceToken) == [second.hex] && updates.compactMap(Self.step) == [2])
     }
 
+    /// An update in flight to the old token when the app reports a new one, refused by the old
+    /// token, goes to the new one: the token change loses nothing.
+    @Test func anUpdateInFlightWhenTheTokenChangesGoesToTheNewToken() async throws {
+        let harness = try await Self.start(.sqlite, reports: false)
+        defer { Task { await harness.stop() } }
+        let app = GatewayHarness.bundleID
+        let (_, old) = try await Self.startReported(harness, id: "moving")
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=410/Unregistered,delay=800ms,token=\(old.hex)"))
+        let (status, _) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/moving", #"{"contentState":{"step":1}}"#)
+        #expect(status == 202)
+        try await Task.sleep(for: .milliseconds(250))
+        let new = Self.randomToken()
+        let (reported, _) = try await harness.call("POST", "/v1/apps/\(app)/activities/moving/tokens", #"{"token":"\#(new.hex)"}"#)
+        #expect(reported == 200)
+        let sent = try await Self.waitForActivity(harness, "moving", "the update sent to the new token") { $0["counts"]?["sent"]?.int64Value == 1 }
+        #expect(sent.root["counts"]?["failed"]?.int64Value == 0 && sent.root["updateToken"]?.stringValue == new.hex)
+        let updates = try await Self.accepted(harness.mock).filter { Self.event($0) == "update" }
+        #expect(updates.map(\.deviceToken) == [new.hex] && updates.compactMap(Self.step) == [1])
+    }
+
     /// Updates go at priority 5 unless asked; priority 10 is counted per hour, shown, warned
     /// about past the threshold, and never refused.
     @Test func priority10IsCountedAndWarnedAbout() async throws {

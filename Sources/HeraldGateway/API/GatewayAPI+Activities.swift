@@ -105,34 +105,19 @@ extension GatewayAPI {
             return Self.json(Self.activityValue(activity, limits: server.configuration.activityLimits, now: server.nowMilliseconds))
         }
         router.patch("/v1/apps/{app}/activities/{id}") { request, context in
-            var request = request
-            let app = try await server.app(request, context)
-            let id = try context.parameters.require("id")
-            let root = try await Self.document(&request).root
-            return try await Self.activityAnswer(server) {
-                try ActivityRequest.refuseUnknown(root, allowed: ActivityRequest.updateFields)
-                return try await Self.enqueue(try ActivityRequest.content(root, event: .update), activity: id, app: app, server: server)
+            try await Self.onActivity(request, context, server, allowed: ActivityRequest.updateFields) { app, id, root in
+                try await Self.enqueue(try ActivityRequest.content(root, event: .update), activity: id, app: app, server: server)
             }
         }
         router.post("/v1/apps/{app}/activities/{id}/end") { request, context in
-            var request = request
-            let app = try await server.app(request, context)
-            let id = try context.parameters.require("id")
-            let root = try await Self.document(&request).root
-            return try await Self.activityAnswer(server) {
-                try ActivityRequest.refuseUnknown(root, allowed: ActivityRequest.endFields)
-                return try await Self.enqueue(try ActivityRequest.content(root, event: .end), activity: id, app: app, server: server)
+            try await Self.onActivity(request, context, server, allowed: ActivityRequest.endFields) { app, id, root in
+                try await Self.enqueue(try ActivityRequest.content(root, event: .end), activity: id, app: app, server: server)
             }
         }
         // The app reports its activity's update token (again whenever it changes).
         router.post("/v1/apps/{app}/activities/{id}/tokens") { request, context in
-            var request = request
-            let app = try await server.app(request, context)
-            let id = try context.parameters.require("id")
-            let root = try await Self.document(&request).root
-            return try await Self.activityAnswer(server) {
-                try ActivityRequest.refuseUnknown(root, allowed: ["token"])
-                return try await Self.setUpdateToken(root, activity: id, app: app, server: server)
+            try await Self.onActivity(request, context, server, allowed: ["token"]) { app, id, root in
+                try await Self.setUpdateToken(root, activity: id, app: app, server: server)
             }
         }
         // The same without the activity's id, as a device reports it: matched by the start
@@ -172,6 +157,22 @@ extension GatewayAPI {
                 }
                 return try await Self.setUpdateToken(root, activity: match.id, app: app, server: server)
             }
+        }
+    }
+
+    /// A route on one activity: the app (authorized), the activity's id, the body with only
+    /// `allowed` fields; a refusal answered in the API's error shape.
+    static func onActivity(
+        _ request: Request, _ context: BasicRequestContext, _ server: GatewayServer, allowed: [String],
+        _ body: (GatewayApp, String, JSONDocument.Node) async throws -> Response
+    ) async throws -> Response {
+        var request = request
+        let app = try await server.app(request, context)
+        let id = try context.parameters.require("id")
+        let root = try await Self.document(&request).root
+        return try await Self.activityAnswer(server) {
+            try ActivityRequest.refuseUnknown(root, allowed: allowed)
+            return try await body(app, id, root)
         }
     }
 

@@ -129,6 +129,11 @@ extension SQLGatewayStore {
     }
 
     func claimActivities(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [StoredActivity] {
+        // Most polls find nothing: a read first, so they take no write lock (SQLite's is the
+        // whole file's, which the notification queue's claims need).
+        guard !(try await database.query(
+            "SELECT id FROM activities WHERE due_at IS NOT NULL AND due_at <= ? LIMIT 1", [.integer(now)])).isEmpty
+        else { return [] }
         let skip = dialect.skipLocked
         return try await database.transaction { executor in
             let due = try await executor.query(
@@ -149,7 +154,10 @@ extension SQLGatewayStore {
     }
 
     func expireActivities(startedBefore: Int64, now: Int64) async throws -> Int {
-        try await database.query(
+        guard !(try await database.query(
+            "SELECT id FROM activities WHERE state IN ('starting', 'active') AND created_at < ? LIMIT 1", [.integer(startedBefore)])).isEmpty
+        else { return 0 }
+        return try await database.query(
             """
             UPDATE activities SET state = 'expired', ended_at = ?, updated_at = ?, pending = NULL, start_pending = NULL,
             due_at = CASE WHEN channel_id IS NOT NULL AND channel_deleted = 0 THEN ? ELSE NULL END
