@@ -218,6 +218,12 @@ extension GatewayAPI {
             if content.event == .end {
                 row.state = .ended
                 row.endedAt = now
+                if row.startPending != nil, row.claimedBy == nil, row.startedAt == nil {
+                    // Ended before its start went: nothing reaches the device at all.
+                    row.startPending = nil
+                    row.pending = nil
+                    row.lastReason = "ended before its start was sent: nothing was sent"
+                }
             }
             row.updatedAt = now
             row.dueAt = row.claimedBy == nil ? row.nextDue(now: now, limits: limits) : row.dueAt ?? now

@@ -218,7 +218,7 @@ final class ActivitySender: Sendable {
             case .rejected(_, let reason, _, let deadToken)?:
                 failed.append("\(hex.prefix(8))…: \(reason ?? "rejected")")
                 if deadToken { dead.append(hex) }
-            case .expired(let reason)?: failed.append("\(hex.prefix(8))…: \(reason)")
+            case .expired(let reason)?: failed.append("\(hex.prefix(8))…: \(reason ?? "expired")")
             }
         }
         metrics.sent(activity.app, elapsed: .zero)
@@ -337,7 +337,7 @@ final class ActivitySender: Sendable {
                 } else {
                     row.attempts += 1
                     if case .retry(let at, let reason)? = outcome {
-                        row.lastReason = "\(event) will be tried again: \(reason)"
+                        row.lastReason = "\(event) will be tried again: \(reason ?? "no answer")"
                         row.dueAt = at
                     }
                 }
@@ -355,7 +355,7 @@ final class ActivitySender: Sendable {
                 }
                 row.attempts = 0
             case .expired(let reason)?:
-                row.lastReason = "the \(event) expired: \(reason)"
+                row.lastReason = "the \(event) expired: \(reason ?? "past its time")"
                 if !newer {
                     row.failures += 1
                     row.pending = nil
