@@ -83,12 +83,7 @@ extension GatewayAPI {
         router.get("/v1/apps/{app}/activities") { request, context in
             let app = try await server.app(request, context)
             let query = request.uri.queryParameters
-            let state = try query["state"].map { text -> ActivityState in
-                guard let state = ActivityState(rawValue: String(text)) else {
-                    throw APIRefusal(status: .badRequest, message: "state is one of \(ActivityState.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return state
-            }
+            let state: ActivityState? = try Self.choice(query["state"], named: "state")
             let limit = try Self.limit(query["limit"], default: 100)
             let list = try await server.store.activities(app: app.id, state: state, after: query["after"].map(String.init), limit: limit)
             let limits = server.configuration.activityLimits

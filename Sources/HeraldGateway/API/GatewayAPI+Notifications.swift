@@ -30,12 +30,7 @@ extension GatewayAPI {
         router.get("/v1/apps/{app}/notifications") { request, context in
             let app = try await server.app(request, context)
             let query = request.uri.queryParameters
-            let status = try query["status"].map { text -> JobStatus in
-                guard let status = JobStatus(rawValue: String(text)) else {
-                    throw APIRefusal(status: .badRequest, message: "status is one of \(JobStatus.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return status
-            }
+            let status: JobStatus? = try Self.choice(query["status"], named: "status")
             func time(_ name: String) throws -> Int64? {
                 try query[Substring(name)].map { text in
                     guard let milliseconds = APITime.parse(String(text)) else {
@@ -93,12 +88,7 @@ extension GatewayAPI {
             let id = try context.parameters.require("id")
             guard let job = try await server.store.job(app: app.id, id: id) else { return Self.error(.notFound, "no notification \(id) for \(app.id)") }
             let query = request.uri.queryParameters
-            let state = try query["state"].map { text -> DeliveryState in
-                guard let state = DeliveryState(rawValue: String(text)) else {
-                    throw APIRefusal(status: .badRequest, message: "state is one of \(DeliveryState.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return state
-            }
+            let state: DeliveryState? = try Self.choice(query["state"], named: "state")
             let after = try query["after"].map { text -> Int64 in
                 guard let value = Int64(text), value >= 0 else { throw APIRefusal(status: .badRequest, message: "after is a delivery id (a whole number from 0)") }
                 return value

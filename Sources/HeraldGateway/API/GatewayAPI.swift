@@ -94,6 +94,16 @@ struct GatewayAPI {
         }
     }
 
+    /// A query parameter that names one of `Choice`'s cases, if given; 400 saying the cases
+    /// otherwise.
+    static func choice<Choice: RawRepresentable & CaseIterable>(_ text: Substring?, named name: String) throws -> Choice? where Choice.RawValue == String {
+        guard let text else { return nil }
+        guard let value = Choice(rawValue: String(text)) else {
+            throw APIRefusal(status: .badRequest, message: "\(name) is one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
     static func limit(_ text: Substring?, default fallback: Int = 1_000) throws -> Int {
         guard let text else { return fallback }
         guard let value = Int(text), (1...10_000).contains(value) else { throw APIRefusal(status: .badRequest, message: "limit is from 1 to 10000") }
