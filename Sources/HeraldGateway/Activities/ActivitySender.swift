@@ -182,13 +182,16 @@ final class ActivitySender: Sendable {
         let timestamp = max(now / 1_000, activity.lastTimestamp ?? 0)
         let body = ActivityPayload.bytes(start.content, activity: activity, timestamp: timestamp, address: address)
         let topic = app.topic(for: .liveactivity)
+        let metrics = self.metrics
         let results = await withTaskGroup(of: (String, Result<APNsResponse, APNsClientError>?).self) { group in
             for hex in start.tokens {
                 group.addTask {
                     guard let token = try? DeviceToken(hex: hex) else { return (hex, nil) }
                     var headers = APNsRequestHeaders(target: .device(token), pushType: .liveactivity, priority: .immediate, topic: topic)
                     headers.apnsID = try? APNsID(parsing: start.apnsID)
+                    let started = ContinuousClock.now
                     let result = await entry.client.outcome(of: APNsRequest(headers: headers, body: body), timeout: self.configuration.requestTimeout)
+                    metrics.sent(activity.app, elapsed: ContinuousClock.now - started)
                     return (hex, result)
                 }
             }
@@ -221,7 +224,6 @@ final class ActivitySender: Sendable {
             case .expired(let reason)?: failed.append("\(hex.prefix(8))…: \(reason ?? "expired")")
             }
         }
-        metrics.sent(activity.app, elapsed: .zero)
         if accepted > 0 { metrics.activitySend(activity.app, "start", "accepted") }
         if !failed.isEmpty { metrics.activitySend(activity.app, "start", "rejected") }
         if !remaining.isEmpty { metrics.activitySend(activity.app, "start", "retry") }
@@ -237,7 +239,7 @@ final class ActivitySender: Sendable {
                 row.startedAt = row.startedAt ?? now
                 if row.state == .starting { row.state = .active }
                 row.lastTimestamp = max(row.lastTimestamp ?? 0, timestamp)
-                row.lastContent = start.content.contentState.map(Self.json)
+                row.lastContent = start.content.contentState?.compactText
                 row.lastSentAt = now
                 row.lastStatus = 200
             }
@@ -298,7 +300,7 @@ final class ActivitySender: Sendable {
             return await release(activity, dueIn: .seconds(1))
         }
         let outcome = configuration.retry.outcome(of: result, attempts: activity.attempts + 1, expiresAt: activity.createdAt + limits.active.milliseconds, now: after)
-        let contentText = content.contentState.map(Self.json)
+        let contentText = content.contentState?.compactText
         let highPriority = content.priority == 10
         var metricResult = "retry"
         switch outcome {
@@ -396,12 +398,6 @@ final class ActivitySender: Sendable {
                 row.dueAt = nil
             }
         }
-    }
-
-    static func json(_ value: JSONValue) -> String {
-        var writer = JSONWriter(output: JSONBytes())
-        writer.value(value)
-        return String(decoding: writer.output.bytes, as: UTF8.self)
     }
 }
 

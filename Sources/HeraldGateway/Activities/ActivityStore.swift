@@ -182,6 +182,13 @@ protocol ActivityStore: Sendable {
 }
 
 extension JSONValue {
+    /// The value as compact JSON text (what the activity's row keeps).
+    var compactText: String {
+        var writer = JSONWriter(output: JSONBytes())
+        writer.value(self)
+        return String(decoding: writer.output.bytes, as: UTF8.self)
+    }
+
     /// The number, when this is one.
     var numberValue: JSONNumber? {
         if case .number(let number) = self { return number }

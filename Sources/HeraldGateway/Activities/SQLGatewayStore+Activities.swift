@@ -39,12 +39,6 @@ extension SQLGatewayStore {
     ]
     private static let selectActivity = "SELECT \(activityColumns.joined(separator: ", ")) FROM activities"
 
-    private static func json(_ value: JSONValue) -> String {
-        var writer = JSONWriter(output: JSONBytes())
-        writer.value(value)
-        return String(decoding: writer.output.bytes, as: UTF8.self)
-    }
-
     private static func node(_ text: String?) -> JSONDocument.Node? {
         guard let text, let document = try? JSONDocument(parsing: Array(text.utf8)) else { return nil }
         return document.root
@@ -55,7 +49,7 @@ extension SQLGatewayStore {
         [
             .text(a.app), .text(a.id), .text(a.attributesType), .text(a.attributes), .text(a.state.rawValue), SQLValue(a.user),
             .text(a.startTokens.joined(separator: ",")), SQLValue(a.updateToken), .integer(a.wantsChannel ? 1 : 0), SQLValue(a.channelID),
-            .integer(a.channelDeleted ? 1 : 0), SQLValue(a.startPending.map { json($0.json) }), SQLValue(a.pending.map { json($0.json) }),
+            .integer(a.channelDeleted ? 1 : 0), SQLValue(a.startPending.map(\.json.compactText)), SQLValue(a.pending.map(\.json.compactText)),
             .integer(a.pendingSeq), SQLValue(a.pendingAPNsID), SQLValue(a.pendingSince), .integer(a.sentSeq), SQLValue(a.dueAt),
             .integer(Int64(a.attempts)), SQLValue(a.claimedBy), SQLValue(a.leaseUntil), SQLValue(a.lastContent), SQLValue(a.lastTimestamp),
             SQLValue(a.lastSentAt), SQLValue(a.lastStatus), SQLValue(a.lastReason), .integer(Int64(a.sends)), .integer(Int64(a.superseded)),
