@@ -101,7 +101,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
-            // The inbox's web sources, embedded by Scripts/embed-inbox (InboxAssets.swift).
+            // The inbox's web sources, embedded by Scripts/embed-web (InboxAssets.swift).
             exclude: ["Inbox"]
         ),
         // Waiting primitives (internal: no product) the client and the gateway share: a bound on
@@ -124,6 +124,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTPS for the API (HTTP/1.1 and HTTP/2 by ALPN).
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ]),
         // SQL both stores share (internal: no product): values and rows the same in SQLite and
         // PostgreSQL, an SQLite database, the schema migrator.
@@ -157,6 +159,8 @@ let package = Package(
             name: "HeraldGateway",
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldAuth", "HeraldClient", "HeraldAsync", "HeraldSQL", "HeraldHTTPAPI",
+                // The console's previews: a payload as a device shows it.
+                "HeraldDevice",
                 // Language matching for a notification's variants (the rules iOS follows).
                 "HeraldLocalization",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -170,7 +174,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
+            ],
+            // The console's web sources, embedded by Scripts/embed-web (Console/ConsoleAssets.swift).
+            exclude: ["Console/Web"]
         ),
         .executableTarget(
             name: "herald",

@@ -20,6 +20,24 @@ public struct GatewayConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// The API port (0 picks a free one).
     public var port: Int = 8080
+    /// HTTPS for the API and the console: PEM files of the certificate chain (the server's
+    /// certificate first) and its unencrypted private key. Plain HTTP when `nil`; put TLS in
+    /// front then, unless only this machine connects, since API keys travel in every request.
+    public var tls: TLSFiles? = nil
+
+    /// The files the API serves HTTPS with.
+    public struct TLSFiles: Sendable, Hashable {
+        /// A PEM file of the certificate chain, the server's certificate first.
+        public var certificatePath: String
+        /// A PEM file of the certificate's private key (not encrypted).
+        public var keyPath: String
+
+        /// The certificate chain's file and its key's file.
+        public init(certificatePath: String, keyPath: String) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+        }
+    }
     /// An administrator API key to create at start-up if the database has none with this value
     /// (from `HERALD_GATEWAY_ADMIN_KEY`, say). With none given and no key in the database, one
     /// is made and shown once (``GatewayServer/generatedAdminKey``).

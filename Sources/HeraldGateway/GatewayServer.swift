@@ -28,7 +28,7 @@ public struct GatewayStartError: Error, CustomStringConvertible {
 public final class GatewayServer: Service, Sendable {
     /// The configuration.
     public let configuration: GatewayConfiguration
-    let metrics = GatewayMetrics()
+    let metrics: GatewayMetrics
     /// This process's name in claims.
     public let workerName: String
     /// The store and the apps' clients, once the database is open.
@@ -45,6 +45,7 @@ public final class GatewayServer: Service, Sendable {
     private init(configuration: GatewayConfiguration, workerName: String) {
         self.configuration = configuration
         self.workerName = workerName
+        metrics = GatewayMetrics(now: { [now = configuration.now] in Int64((now().timeIntervalSince1970 * 1000).rounded()) })
     }
 
     /// The store (set by ``open(configuration:)`` before any route reaches it).
@@ -65,9 +66,17 @@ public final class GatewayServer: Service, Sendable {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let name = configuration.workerName ?? "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(String(random.next() % 0xFFFF, radix: 16))"
         let server = GatewayServer(configuration: configuration, workerName: name)
+        var tls: APITLS?
+        if let files = configuration.tls {
+            do {
+                tls = try APITLS(certificateFile: files.certificatePath, keyFile: files.keyPath)
+            } catch {
+                throw GatewayStartError(message: "cannot serve HTTPS: \(error)")
+            }
+        }
         let api: APIServer
         do {
-            api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, logger: configuration.logger)
+            api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, tls: tls, logger: configuration.logger)
         } catch {
             throw GatewayStartError(message: "cannot listen on \(configuration.host):\(configuration.port): \(Self.describeBindError(error))")
         }
@@ -181,6 +190,14 @@ public final class GatewayServer: Service, Sendable {
     /// The API port (after ``open(configuration:)``).
     public var port: Int? { running.withLock { $0.api?.port } }
 
+    /// The API's address (`https://host:port/` with ``GatewayConfiguration/tls``), once bound.
+    public var address: String? {
+        port.map { "\(configuration.tls == nil ? "http" : "https")://\(Self.urlHost(configuration.host)):\($0)/" }
+    }
+
+    /// `host` as a URL writes it (an IPv6 address in brackets).
+    static func urlHost(_ host: String) -> String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
+
     var isAccepting: Bool { accepting.load(ordering: .relaxed) }
 
     var nowMilliseconds: Int64 { Int64((configuration.now().timeIntervalSince1970 * 1000).rounded()) }
@@ -240,6 +257,48 @@ public final class GatewayServer: Service, Sendable {
         return app
     }
 
+    /// What ``submit(_:app:idempotencyKey:)`` would answer about `body`, without storing it:
+    /// `accepted`, the would-be `status`, the message and findings, the audience's size, and
+    /// each variant rendered as a device shows it (``NotificationPreview``).
+    func check(_ body: [UInt8], app: GatewayApp) async throws -> Response {
+        let submission: Submission
+        do throws(Submission.Refusal) {
+            submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest, now: nowMilliseconds)
+        } catch {
+            var object: JSONObject = [
+                "accepted": false, "status": .number(JSONNumber(error.status)), "message": .string(error.message),
+                "pointer": error.pointer.map { .string($0) } ?? .null,
+            ]
+            let details = error.details
+            if !details.contains(where: { $0.0 == "findings" }) { object.members.append(.init(key: "findings", value: [])) }
+            for (key, value) in details { object.members.append(.init(key: key, value: value)) }
+            object.members.append(.init(key: "previews", value: []))
+            return GatewayAPI.json(.object(object))
+        }
+        var recipients: Int
+        switch submission.recipients {
+        case .tokens(let list): recipients = list.count
+        case .audience(nil): recipients = try await store.audienceSize(app: app.id, audience: .all)
+        case .audience(let tag?): recipients = try await store.audienceSize(app: app.id, audience: .tag(tag))
+        case .users(let users): recipients = try await store.audienceSize(app: app.id, audience: .users(users))
+        }
+        let findings = submission.findings.map { GatewayAPI.findingValue($0) }
+            + submission.localizedFindings.map { GatewayAPI.findingValue($0.0, under: $0.1, replacing: "/aps/alert") }
+        var previews: [JSONValue] = [NotificationPreview.value(submission.payload, headers: submission.headers, language: nil)]
+        previews += submission.variants.map { NotificationPreview.value($0.payload, headers: submission.headers, language: $0.language) }
+        var object: JSONObject = ["accepted": true, "status": 202, "message": .string("would be accepted")]
+        if recipients == 0, case .audience = submission.recipients {
+            object = [
+                "accepted": false, "status": 422,
+                "message": .string("the audience has no active device: register tokens with POST /v1/apps/\(app.id)/devices"), "pointer": "/audience",
+            ]
+        }
+        object.members.append(.init(key: "recipients", value: .number(JSONNumber(recipients))))
+        object.members.append(.init(key: "findings", value: .array(findings)))
+        object.members.append(.init(key: "previews", value: .array(previews)))
+        return GatewayAPI.json(.object(object))
+    }
+
     /// Checks, stores and acknowledges one submission.
     func submit(_ body: [UInt8], app: GatewayApp, idempotencyKey: String?) async throws -> Response {
         let submission: Submission
@@ -247,16 +306,7 @@ public final class GatewayServer: Service, Sendable {
             submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest, now: nowMilliseconds)
         } catch {
             metrics.submission(app.id, "refused")
-            var extra: [(String, JSONValue)] = []
-            if let reason = error.reason { extra.append(("reason", .string(reason.rawValue))) }
-            if !error.findings.isEmpty {
-                // A variant's findings point into `localized` (its alert), the payload's into it.
-                let findings = error.findings.map { finding in
-                    error.variant.map { GatewayAPI.findingValue(finding, under: $0, replacing: "/aps/alert") } ?? GatewayAPI.findingValue(finding)
-                }
-                extra.append(("findings", .array(findings)))
-            }
-            return GatewayAPI.error(HTTPResponse.Status(code: error.status), error.message, pointer: error.pointer, extra: extra)
+            return GatewayAPI.error(HTTPResponse.Status(code: error.status), error.message, pointer: error.pointer, extra: error.details)
         }
         let now = nowMilliseconds
         let audience: JobAudience

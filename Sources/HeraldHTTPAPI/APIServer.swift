@@ -1,7 +1,10 @@
 import HeraldJSON
+import Foundation
 import Hummingbird
+import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// A Hummingbird application serving a router on a port, started and stopped as one value: the
@@ -12,16 +15,29 @@ package struct APIServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    /// Binds `host:port` and serves `router`; returns once the port is bound, or throws what
+    private init(port: Int, isTLS: Bool, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.isTLS = isTLS
+        self.group = group
+        self.task = task
+    }
+
+    /// Whether it serves HTTPS.
+    package let isTLS: Bool
+
+    /// Binds `host:port` and serves `router` (over HTTPS with `tls`, HTTP/1.1 and HTTP/2 chosen
+    /// by ALPN; plain HTTP/1.1 otherwise); returns once the port is bound, or throws what
     /// binding threw (a port in use). Hummingbird's own log stays at `.warning` and above.
     package static func start(
-        _ router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, logger: Logger
+        _ router: Router<BasicRequestContext>, host: String, port: Int, serverName: String, tls: APITLS? = nil, logger: Logger
     ) async throws -> APIServer {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
         let (ready, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let configuration = ApplicationConfiguration(address: .hostname(host, port: port), serverName: serverName)
         let app = Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+            router: router, server: try tls.map { try .http2Upgrade(tlsConfiguration: $0.configuration) } ?? .http1(),
+            configuration: configuration,
             onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
             logger: quiet)
         let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
@@ -35,7 +51,7 @@ package struct APIServer: Sendable {
         }
         for await result in ready {
             switch result {
-            case .success(let bound): return APIServer(port: bound, group: group, task: task)
+            case .success(let bound): return APIServer(port: bound, isTLS: tls != nil, group: group, task: task)
             case .failure(let error): throw error
             }
         }
@@ -47,6 +63,53 @@ package struct APIServer: Sendable {
         await group.triggerGracefulShutdown()
         _ = await task.result
     }
+}
+
+/// A certificate chain and its private key, read from PEM files, that an API serves HTTPS with.
+package struct APITLS: Sendable {
+    /// The server's TLS configuration: the chain, the key, ALPN `h2` then `http/1.1`.
+    let configuration: TLSConfiguration
+
+    /// Reads and checks the files: each exists and is PEM, and the key is the certificate's.
+    /// - Throws: ``APITLSError`` naming the file and what is wrong with it.
+    package init(certificateFile: String, keyFile: String) throws(APITLSError) {
+        func read(_ path: String, _ what: String) throws(APITLSError) -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw APITLSError(message: "\(path): cannot read the \(what) (no such file, or not readable)")
+            }
+            return Array(data)
+        }
+        let chainBytes = try read(certificateFile, "certificate")
+        let keyBytes = try read(keyFile, "private key")
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMBytes(chainBytes)
+        } catch {
+            throw APITLSError(message: "\(certificateFile): not a PEM certificate chain (BEGIN CERTIFICATE blocks expected): \(error)")
+        }
+        guard !chain.isEmpty else { throw APITLSError(message: "\(certificateFile): no certificate in it (BEGIN CERTIFICATE blocks expected)") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(bytes: keyBytes, format: .pem)
+        } catch {
+            throw APITLSError(message: "\(keyFile): not a PEM private key (an unencrypted BEGIN PRIVATE KEY block expected): \(error)")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        do {
+            // Building a context checks that the key matches the leaf certificate.
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw APITLSError(message: "\(keyFile) is not the private key of the first certificate in \(certificateFile): \(error)")
+        }
+        self.configuration = configuration
+    }
+}
+
+/// A certificate or key file that cannot serve HTTPS, and why.
+package struct APITLSError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }
 
 extension Response {

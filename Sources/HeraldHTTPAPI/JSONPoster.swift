@@ -4,9 +4,9 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// Posts one JSON body over HTTP/1.1 (TLS for `https`) and returns the status, or why there is
-/// none: the gateway's webhooks, the mock's reports of Live Activity tokens. Redirects are not
-/// followed: a receiver gives its final address.
+/// Posts one JSON body over HTTP/1.1 (TLS for `https`) and returns the status with the answer's
+/// first bytes, or why there is none: the gateway's webhooks, the mock's reports of Live Activity
+/// tokens. Redirects are not followed: a receiver gives its final address.
 package struct JSONPoster: Sendable {
     let group: any EventLoopGroup
     let sslContext: NIOSSLContext
@@ -24,7 +24,15 @@ package struct JSONPoster: Sendable {
         package var description: String
     }
 
-    package func post(_ urlText: String, body: [UInt8], headers: [(String, String)], timeout: Duration) async throws -> Int {
+    /// A receiver's answer: its status and the first ``Answer/prefixLimit`` bytes of its body.
+    package struct Answer: Sendable, Equatable {
+        /// How much of the body is kept.
+        package static let prefixLimit = 256
+        package var status: Int
+        package var prefix: [UInt8]
+    }
+
+    package func post(_ urlText: String, body: [UInt8], headers: [(String, String)], timeout: Duration) async throws -> Answer {
         guard let url = URL(string: urlText), let host = url.host, let scheme = url.scheme else {
             throw Failure(description: "'\(urlText)' is not a URL")
         }
@@ -35,7 +43,7 @@ package struct JSONPoster: Sendable {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let sslContext = self.sslContext
         let eventLoop = group.next()
-        let answered = eventLoop.makePromise(of: Int.self)
+        let answered = eventLoop.makePromise(of: Answer.self)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(nanoseconds))
             .channelInitializer { channel in
@@ -46,7 +54,7 @@ package struct JSONPoster: Sendable {
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: name))
                     }
                     try sync.addHTTPClientHandlers()
-                    try sync.addHandler(StatusHandler(answered: answered))
+                    try sync.addHandler(AnswerHandler(answered: answered))
                 }
             }
         let timer = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
@@ -80,15 +88,28 @@ package struct JSONPoster: Sendable {
         }
     }
 
-    /// Completes with the response's status, or fails if the connection ends first.
-    private final class StatusHandler: ChannelInboundHandler, Sendable {
+    /// Completes with the response's status and first bytes (at its end, or once the bytes kept
+    /// are read), or fails if the connection ends first.
+    private final class AnswerHandler: ChannelInboundHandler {
         typealias InboundIn = HTTPClientResponsePart
-        let answered: EventLoopPromise<Int>
+        let answered: EventLoopPromise<Answer>
+        private var answer: Answer?
 
-        init(answered: EventLoopPromise<Int>) { self.answered = answered }
+        init(answered: EventLoopPromise<Answer>) { self.answered = answered }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            if case .head(let head) = unwrapInboundIn(data) { answered.succeed(Int(head.status.code)) }
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                answer = Answer(status: Int(head.status.code), prefix: [])
+            case .body(let buffer):
+                guard var kept = answer else { return }
+                let room = Answer.prefixLimit - kept.prefix.count
+                if room > 0 { kept.prefix += buffer.readableBytesView.prefix(room) }
+                answer = kept
+                if kept.prefix.count >= Answer.prefixLimit { answered.succeed(kept) }
+            case .end:
+                if let answer { answered.succeed(answer) }
+            }
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -97,7 +118,8 @@ package struct JSONPoster: Sendable {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            answered.fail(Failure(description: "the connection closed before an answer"))
+            // A body cut short still gives its status.
+            if let answer { answered.succeed(answer) } else { answered.fail(Failure(description: "the connection closed before an answer")) }
             context.fireChannelInactive()
         }
     }

@@ -73,7 +73,7 @@ extension MockCore {
             for attempt in 0..<5 {
                 if attempt > 0 { try? await Task.sleep(for: .milliseconds(200 << min(attempt, 3))) }
                 do {
-                    let status = try await JSONPoster(userAgent: "herald-mock").post(report.url, body: bytes, headers: report.headers, timeout: .seconds(5))
+                    let status = try await JSONPoster(userAgent: "herald-mock").post(report.url, body: bytes, headers: report.headers, timeout: .seconds(5)).status
                     result = String(status)
                     if (200..<300).contains(status) || (400..<500).contains(status) && status != 409 && status != 429 { break }
                 } catch {

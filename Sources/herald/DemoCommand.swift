@@ -270,7 +270,8 @@ struct DemoCommand: AsyncParsableCommand {
         failed += try await liveActivity(call: call, mock: mock, base: base, adminKey: adminKey)
         print("""
 
-            They are in the inbox too (\(inbox)). The gateway's API, with the demo's admin key:
+            They are in the inbox too (\(inbox)). The gateway's console: \(base)/console/
+            (sign in with the demo's admin key, \(adminKey)). Its API, with the same key:
               curl -H 'Authorization: Bearer \(adminKey)' -d '{"payload": {"aps": {"alert": "Hello through the gateway"}}, "tokens": ["\(Self.token.hex)"]}' \\
                   \(base)/v1/apps/\(Self.topic)/notifications
               curl -H 'Authorization: Bearer \(adminKey)' \(base)/v1/apps/\(Self.topic)/notifications/\(lastID)/deliveries

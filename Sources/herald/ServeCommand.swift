@@ -76,6 +76,14 @@ struct ServeCommand: AsyncParsableCommand {
             with the old key, the next use the new. POST .../resume resumes a paused app whose fix \
             was elsewhere. DELETE /v1/apps/<app> answers at once with what it removed.
 
+            The console: open the printed address ending in /console/ in a browser and sign in \
+            with an API key (a scoped key sees only its apps): apps and their credentials, a \
+            composer that lints as you type, jobs with their progress and deliveries, devices, \
+            keys and health. API keys travel in every request: serve HTTPS with \
+            --tls-certificate FILE --tls-key FILE, or put TLS in front (a load balancer, a \
+            reverse proxy) whenever the gateway listens on anything but 127.0.0.1; the console \
+            warns in a banner when it is reached over plain HTTP from elsewhere.
+
             Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
             send rate, outcomes by reason, retries, latency, paused apps), /v1/openapi.json for \
             the API; an access line per request (never a key); times are RFC 3339 in UTC. \
@@ -100,6 +108,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The API port (0 picks one).", valueName: "PORT"))
     var port: Int = 8080
+
+    @Option(name: .customLong("tls-certificate"), help: ArgumentHelp("Serve the API and the console over HTTPS (HTTP/1.1 and HTTP/2): a PEM file of the certificate chain, the server's first.", valueName: "FILE"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM file of --tls-certificate's private key (not encrypted).", valueName: "FILE"))
+    var tlsKey: String?
 
     @Option(name: .customLong("admin-key-env"), help: ArgumentHelp("An environment variable holding the administrator's API key (made and printed at first start otherwise).", valueName: "VAR"))
     var adminKeyVariable: String?
@@ -135,6 +149,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (db == nil) != (postgres == nil) else {
             throw ValidationError("give one database: --db FILE (SQLite, one process) or --postgres URL (any number of processes)")
         }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("HTTPS takes both files: --tls-certificate FILE (the PEM certificate chain) and --tls-key FILE (its PEM private key)")
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port \(port) is not a port (0 to 65535)") }
         guard inFlight >= 1 else { throw ValidationError("--in-flight is at least 1") }
         guard (0.001...86_400).contains(requestTimeout), (0.001...86_400).contains(claimLease) else {
@@ -153,6 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = GatewayConfiguration(database: db.map { .sqlite(path: $0) } ?? .postgres(url: postgres!))
         configuration.host = host
         configuration.port = port
+        if let tlsCertificate, let tlsKey { configuration.tls = .init(certificatePath: tlsCertificate, keyPath: tlsKey) }
         configuration.maximumInFlight = inFlight
         configuration.claimBatch = min(500, inFlight)
         configuration.claimLease = .milliseconds(Int64(claimLease * 1000))
@@ -181,11 +199,16 @@ struct ServeCommand: AsyncParsableCommand {
             throw UsageError(message: "cannot start the gateway: \(error)\(Self.hint(for: error, port: port))")
         }
         let database = db.map { "SQLite \($0)" } ?? "PostgreSQL \(Self.redacted(postgres!))"
+        let address = server.address ?? "http://\(host):\(port)/"
         var lines = [
-            "herald serve: the gateway's API on http://\(host):\(server.port ?? port)/ (\(database); worker \(server.workerName)\(apiOnly ? ", API only" : ""))",
-            "  OpenAPI    http://\(host):\(server.port ?? port)/v1/openapi.json",
-            "  metrics    http://\(host):\(server.port ?? port)/metrics",
+            "herald serve: the gateway's API on \(address) (\(database); worker \(server.workerName)\(apiOnly ? ", API only" : ""))",
+            "  console    \(address)console/",
+            "  OpenAPI    \(address)v1/openapi.json",
+            "  metrics    \(address)metrics",
         ]
+        if tlsCertificate == nil && !Self.isLoopback(host) {
+            lines.append("  warning    plain HTTP on \(host): API keys cross the network readable; give --tls-certificate and --tls-key, or put TLS in front")
+        }
         if let key = server.generatedAdminKey {
             lines.append("  admin key  \(key)")
             lines.append("             (shown once: keep it; make scoped keys with POST /v1/keys; lost: --new-admin-key)")
@@ -198,6 +221,11 @@ struct ServeCommand: AsyncParsableCommand {
     /// What to do about a port in use, naming the flag of the command that was run.
     static func hint(for error: Any, port: Int, flag: String = "--port") -> String {
         "\(error)".contains("port is in use") ? " (\(flag) \(port); \(flag) 0 picks a free one)" : ""
+    }
+
+    /// Whether only this machine can reach `host`.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     static func redacted(_ url: String) -> String {

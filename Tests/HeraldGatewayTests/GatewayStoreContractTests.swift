@@ -114,6 +114,16 @@ import Testing
         let page = try await store.devices(app: "a", state: nil, tag: nil, user: nil, after: tokens[1].hex, limit: 2)
         #expect(page.map(\.token) == [tokens[2].hex, tokens[3].hex])
         #expect(page[0].tags == ["beta", "staff"] && page[0].state == .active)
+        // A token's first digits find it (the console's search), whatever the other tokens.
+        for token in tokens {
+            for length in [2, 60, 65, 66] {
+                let prefix = String(token.hex.prefix(length))
+                let found = try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: prefix, after: nil, limit: 10)
+                #expect(found.map(\.token) == tokens.map(\.hex).filter { $0.hasPrefix(prefix) }, "prefix \(prefix)")
+            }
+        }
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: String(tokens[2].hex), after: nil, limit: 10).map(\.token) == [tokens[2].hex], "a whole token finds itself")
+        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: "f" + String(repeating: "f", count: 70), after: nil, limit: 10).isEmpty)
         #expect(try await store.deleteDevice(app: "a", token: tokens[0]))
         #expect(try await !store.deleteDevice(app: "a", token: tokens[0]))
         #expect(try await store.audienceTokens(app: "a", tag: "beta") == [tokens[1], tokens[2]])
@@ -242,8 +252,17 @@ import Testing
         try await store.finishWebhook(id: events[1].id, sent: false, retryAt: 3_000, error: "HTTP 500", now: 2_100)
         let again = try await store.claimWebhooks(worker: "v", limit: 10, now: 3_000, leaseUntil: 9_000)
         #expect(again.map(\.id) == [events[1].id] && again[0].attempts == 2)
-        try await store.finishWebhook(id: events[1].id, sent: false, retryAt: nil, error: "HTTP 500", now: 3_100)
+        try await store.finishWebhook(
+            id: events[1].id, sent: false, retryAt: nil, error: "HTTP 500", attempt: WebhookAttempt(status: 500, milliseconds: 42, answer: "busy"), now: 3_100)
         #expect(try await store.claimWebhooks(worker: "v", limit: 10, now: 99_999, leaseUntil: 999_999).isEmpty, "failed for good")
+        // The console's list: newest first, each with what its last attempt got.
+        let listed = try await store.webhookEvents(app: "app", before: nil, limit: 10)
+        #expect(listed.map(\.id) == [events[1].id, events[0].id])
+        #expect(listed[0].state == "failed" && listed[0].attempts == 2 && listed[0].lastError == "HTTP 500")
+        #expect(listed[0].lastAttempt == WebhookAttempt(status: 500, milliseconds: 42, answer: "busy"))
+        #expect(listed[1].state == "sent" && listed[1].sentAt == 2_100 && listed[1].lastAttempt == nil)
+        #expect(try await store.webhookEvents(app: "app", before: events[1].id, limit: 10).map(\.id) == [events[0].id], "paged by id")
+        #expect(try await store.webhookEvents(app: "other", before: nil, limit: 10).isEmpty)
     }
 
     @Test(arguments: Backend.available)

@@ -16,13 +16,7 @@ import Testing
 /// and they must appear through the live event stream, rendered.
 @Suite(.serialized, .heavy) struct InboxTests {
     @Test func notificationsArriveLiveAndRender() async throws {
-        let chromium = try ExternalTools.require("chromium", "chromium-browser", "google-chrome", package: "chromium")
-        try ExternalTools.requirePython(modules: "websockets", package: "websockets")
-        try ExternalTools.requirePython(modules: "axe_playwright_python", package: "axe-playwright-python --no-deps (it carries axe-core)")
-        let python = try ExternalTools.require("python3", package: "python3")
-        let axe = String(decoding: try ExternalTools.python(
-            "import axe_playwright_python, os; print(os.path.join(os.path.dirname(axe_playwright_python.__file__), 'axe.min.js'))"),
-            as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let (chromium, python, axe) = try WebPageChecks.browserTools()
         let strings = try TemporaryDirectory()
         let bundle = try PersistenceTests.bundle(in: strings)
         // The inbox's Release sends to a second mock.

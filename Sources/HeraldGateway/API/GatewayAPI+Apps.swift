@@ -123,6 +123,11 @@ extension GatewayAPI {
             try await server.authorize(request, app: nil)
             return Self.json(["keys": .array(try await server.store.keys().map { Self.keyValue($0, secret: nil) })])
         }
+        // The caller's own key (any key): its id, name and apps, never its secret.
+        router.get("/v1/key") { request, _ in
+            let key = try await server.authorize(request, app: nil, adminOnly: false)
+            return Self.json(Self.keyValue(key, secret: nil))
+        }
         router.delete("/v1/keys/{id}") { request, context in
             try await server.authorize(request, app: nil)
             let id = try context.parameters.require("id")

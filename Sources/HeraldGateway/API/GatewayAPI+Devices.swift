@@ -61,9 +61,15 @@ extension GatewayAPI {
                 return state
             }
             let limit = try Self.limit(query["limit"])
+            let prefix = try query["prefix"].map { text -> String in
+                guard !text.isEmpty, text.count <= 200, text.allSatisfy(\.isHexDigit) else {
+                    throw APIRefusal(status: .badRequest, message: "prefix is the start of a device token: 1 to 200 hex digits")
+                }
+                return text.lowercased()
+            }
             let devices = try await server.store.devices(
-                app: app.id, state: state, tag: query["tag"].map(String.init), user: query["user"].map(String.init), after: query["after"].map(String.init),
-                limit: limit)
+                app: app.id, state: state, tag: query["tag"].map(String.init), user: query["user"].map(String.init), prefix: prefix,
+                after: query["after"].map(String.init), limit: limit)
             return Self.devicePage(devices, limit: limit)
         }
         // A user's devices, and erasing a user: its devices and every stored copy of its id and

@@ -25,6 +25,21 @@ extension GatewayAPI {
             }
             return try await server.submit(Array(body.readableBytesView), app: app, idempotencyKey: key)
         }
+        // A dry run: what POST would answer about this body (refused, and why, or accepted
+        // with its findings), the audience's size, and each variant as a device shows it.
+        // Nothing is stored or sent.
+        router.post("/v1/apps/{app}/notifications/check") { request, context in
+            var request = request
+            let app = try await server.app(request, context)
+            let limit = Self.maximumBodyBytes(tokens: server.configuration.maximumTokensPerRequest)
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: limit)
+            } catch is NIOTooManyBytesError {
+                throw HTTPError(.contentTooLarge, message: "the body is over \(limit) bytes")
+            }
+            return try await server.check(Array(body.readableBytesView), app: app)
+        }
         // Newest first, in pages that stay whole while submissions arrive: `next` is the
         // cursor after the last job of the page.
         router.get("/v1/apps/{app}/notifications") { request, context in
@@ -152,6 +167,8 @@ extension GatewayAPI {
             "id": .number(JSONNumber(delivery.id)), "token": .string(delivery.token), "apnsId": .string(delivery.apnsID),
             "state": .string(delivery.state.rawValue), "attempts": .number(JSONNumber(delivery.attempts)),
             "status": delivery.status.map { .number(JSONNumber($0)) } ?? .null, "reason": delivery.reason.map { .string($0) } ?? .null,
+            // Apple's meaning of the reason, when it is one of Apple's.
+            "meaning": delivery.reason.flatMap { APNsReason(rawValue: $0).info?.meaning }.map { .string($0) } ?? .null,
             "unregisteredAt": APITime.json(delivery.unregisteredAt), "updatedAt": APITime.json(delivery.updatedAt),
             // When a queued one is due (a schedule in its zone).
             "dueAt": delivery.state == .queued ? APITime.json(delivery.dueAt) : .null,

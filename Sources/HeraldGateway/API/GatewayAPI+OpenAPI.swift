@@ -139,6 +139,9 @@ extension GatewayAPI {
                     responses: ["201": json("The key: shown once", ref("Key")), "400": error])),
                 "get": authenticated(OpenAPI.operation("The keys (never their secrets)", responses: ["200": json("Keys", object([("keys", ["type": "array", "items": ref("Key")])]))])),
             ],
+            "/v1/key": [
+                "get": authenticated(OpenAPI.operation("The key this request is made with (any key): its id, name and apps", responses: ["200": json("The key", ref("Key"))])),
+            ],
             "/v1/keys/{id}": [
                 "delete": authenticated(OpenAPI.operation(
                     "Revoke a key (not the last administrator's)", parameters: [parameter("id", in: "path", string, "The key's id")],
@@ -160,7 +163,9 @@ extension GatewayAPI {
                 "get": authenticated(OpenAPI.operation(
                     "Registered devices in token order",
                     parameters: [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
-                                 parameter("tag", string, "Only devices with this tag"), parameter("after", string, "The token to continue after (paging)"), limit],
+                                 parameter("tag", string, "Only devices with this tag"),
+                                 parameter("user", string, "Only this user's devices"),
+                                 parameter("prefix", ["type": "string", "pattern": "^[0-9A-Fa-f]{1,200}$"], "Only tokens that start with these hex digits"), parameter("after", string, "The token to continue after (paging)"), limit],
                     responses: ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
             ],
             "/v1/apps/{app}/users/{user}/devices": [
@@ -201,6 +206,46 @@ extension GatewayAPI {
                         "400": error, "404": error, "409": error, "413": error,
                         "422": json("The payload has lint errors (what APNs rejects, and what the device would ignore or misread), with the findings; or its expiration is past", ref("Error")),
                     ])),
+            ],
+            "/v1/apps/{app}/notifications/check": [
+                "post": authenticated(OpenAPI.operation(
+                    "A dry run of a submission: whether it would be accepted (or the status and message it would get), its lint findings, the audience's size, and each variant rendered as a device shows it. Nothing is stored or sent",
+                    parameters: [app], body: body(ref("Submission")),
+                    responses: [
+                        "200": json("What a submission would get", object([
+                            ("accepted", ["type": "boolean"]), ("status", integer), ("message", string), ("pointer", nullableText),
+                            ("recipients", integer), ("findings", ["type": "array", "items": ["type": "object"]]),
+                            ("previews", ["type": "array", "items": object([("language", nullableText), ("rendered", ["type": ["object", "null"]])])]),
+                        ], required: ["accepted", "status", "message", "findings", "previews"])),
+                        "400": error, "404": error, "413": error,
+                    ])),
+            ],
+            "/v1/apps/{app}/webhooks": [
+                "get": authenticated(OpenAPI.operation(
+                    "The app's webhook events, newest first, with what the last attempt got (status, milliseconds, the answer's first 256 bytes)",
+                    parameters: [app, parameter("before", ["type": "integer", "minimum": 1, "maximum": 9_223_372_036_854_775_807], "The \"next\" of the page before"),
+                                 parameter("limit", ["type": "integer", "minimum": 1, "maximum": 10000], "At most this many (default 50)")],
+                    responses: ["200": json("Webhook events", object([
+                        ("url", nullableText), ("next", ["type": ["integer", "null"]]),
+                        ("events", ["type": "array", "items": object([
+                            ("id", integer), ("type", nullableText), ("state", string), ("attempts", integer), ("lastError", nullableText),
+                            ("lastStatus", ["type": ["integer", "null"]]), ("lastLatencyMs", ["type": ["integer", "null"]]), ("lastAnswer", nullableText),
+                            ("createdAt", time), ("sentAt", ["type": ["string", "null"]]), ("dueAt", ["type": ["string", "null"]]),
+                        ])]),
+                    ])), "400": error, "404": error])),
+            ],
+            "/v1/stats": [
+                "get": authenticated(OpenAPI.operation(
+                    "This process's last hour in ten-second buckets (tokens submitted, outcomes, the queue's depth), counting the apps the key may use, and each app's APNs connections here",
+                    parameters: [parameter("minutes", ["type": "integer", "minimum": 1, "maximum": 60], "How far back (default 60)")],
+                    responses: ["200": json("Stats", object([
+                        ("worker", string), ("bucketSeconds", integer),
+                        ("buckets", ["type": "array", "items": object([
+                            ("at", time), ("submitted", integer), ("accepted", integer), ("rejected", integer), ("retried", integer), ("expired", integer),
+                            ("queueWaiting", ["type": ["integer", "null"]]),
+                        ])]),
+                        ("apps", ["type": "array", "items": object([("app", string), ("state", string), ("connections", ["type": ["integer", "null"]])])]),
+                    ])), "400": error])),
             ],
             "/v1/apps/{app}/notifications/{id}": [
                 "get": authenticated(OpenAPI.operation(
@@ -373,7 +418,8 @@ extension GatewayAPI {
                     "Delivery": object([
                         ("id", integer), ("token", string), ("apnsId", string),
                         ("state", ["type": "string", "enum": .array(DeliveryState.allCases.map { .string($0.rawValue) })]),
-                        ("attempts", integer), ("status", nullableInteger), ("reason", nullableString), ("unregisteredAt", nullableTime), ("updatedAt", time),
+                        ("attempts", integer), ("status", nullableInteger), ("reason", nullableString),
+                        ("meaning", ["type": ["string", "null"], "description": "Apple's meaning of the reason (Handling notification responses from APNs)"]), ("unregisteredAt", nullableTime), ("updatedAt", time),
                         ("dueAt", nullableTime),
                     ]),
                 ],

@@ -18,8 +18,8 @@ struct GatewayAPI {
     let server: GatewayServer
 
     /// Serves the API on `host:port`; returns once bound.
-    func start(host: String, port: Int, logger: Logger) async throws -> APIServer {
-        try await APIServer.start(makeRouter(), host: host, port: port, serverName: "herald-gateway", logger: logger)
+    func start(host: String, port: Int, tls: APITLS?, logger: Logger) async throws -> APIServer {
+        try await APIServer.start(makeRouter(), host: host, port: port, serverName: "herald-gateway", tls: tls, logger: logger)
     }
 
     /// The largest request body read: `tokens` tokens (80 bytes each leaves room for quotes,
@@ -65,6 +65,8 @@ struct GatewayAPI {
         Self.addDevices(to: router, server: server)
         Self.addNotifications(to: router, server: server)
         Self.addActivities(to: router, server: server)
+        Self.addWebhooks(to: router, server: server)
+        Self.addConsole(to: router, server: server)
         return router
     }
 

@@ -165,6 +165,13 @@ final class AppDirectory: Sendable {
         }
     }
 
+    /// The APNs connections this process holds for `id` now: `nil` when it has not sent for the
+    /// app yet (no client made), or the app cannot be sent for.
+    func openConnections(_ id: String) async -> Int? {
+        guard let cached = entries.withLock({ $0[id] }), case .found(let entry)? = try? await cached.task.value else { return nil }
+        return entry.client.openConnectionCount
+    }
+
     /// Forgets an app (changed or deleted here): the next lookup reads its row. Its client
     /// finishes what it has in flight and shuts down in the background.
     func forget(_ id: String) {

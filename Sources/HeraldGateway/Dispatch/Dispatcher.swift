@@ -425,8 +425,7 @@ final class Dispatcher: Sendable {
     private func depthLoop() async {
         while !isStopping {
             if let depth = try? await store.queueDepth(now: nowMilliseconds) {
-                metrics.queueWaiting.record(depth.waiting)
-                metrics.queueDue.record(depth.due)
+                metrics.queue(waiting: depth.waiting, due: depth.due)
             }
             await depthWake.wait(timeout: .seconds(1))
         }
@@ -478,18 +477,23 @@ final class Dispatcher: Sendable {
         let body = Array(event.body.utf8)
         let signature = WebhookSignature.value(body: body, secret: webhook.secret, timestamp: now / 1000)
         var failure: String?
+        var answer: JSONPoster.Answer?
         let started = ContinuousClock.now
         do {
-            let status = try await poster.post(webhook.url, body: body, headers: [(WebhookSignature.header, signature)], timeout: .seconds(10))
-            if !(200..<300).contains(status) { failure = "HTTP \(status)" }
+            answer = try await poster.post(webhook.url, body: body, headers: [(WebhookSignature.header, signature)], timeout: .seconds(10))
+            if let status = answer?.status, !(200..<300).contains(status) { failure = "HTTP \(status)" }
         } catch {
             failure = "\(error)"
         }
-        let latency = (ContinuousClock.now - started).secondsText
+        let elapsed = ContinuousClock.now - started
+        let latency = elapsed.secondsText
+        let attempt = WebhookAttempt(
+            status: answer?.status, milliseconds: elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000,
+            answer: answer.map { String(decoding: $0.prefix, as: UTF8.self) })
         let done = nowMilliseconds
         guard let failure else {
             metrics.webhook(event.app, "sent")
-            await finish(event, sent: true, retryAt: nil, error: nil, now: done)
+            await finish(event, sent: true, retryAt: nil, error: nil, attempt: attempt, now: done)
             return
         }
         if event.attempts >= Self.webhookAttempts {
@@ -497,7 +501,7 @@ final class Dispatcher: Sendable {
             logger.error("a webhook event was dropped after its last attempt", metadata: [
                 "app": "\(event.app)", "event": "\(event.id)", "attempt": "\(event.attempts)", "error": "\(failure)", "latency": "\(latency)",
             ])
-            await finish(event, sent: false, retryAt: nil, error: failure, now: done)
+            await finish(event, sent: false, retryAt: nil, error: failure, attempt: attempt, now: done)
         } else {
             metrics.webhook(event.app, "retry")
             let delay = min(Int64(1_000) << Int64(max(event.attempts - 1, 0)), 3_600_000)
@@ -505,15 +509,15 @@ final class Dispatcher: Sendable {
                 "app": "\(event.app)", "event": "\(event.id)", "attempt": "\(event.attempts)", "error": "\(failure)", "latency": "\(latency)",
                 "retry in": "\(Duration.milliseconds(delay).secondsText)",
             ])
-            await finish(event, sent: false, retryAt: done + delay, error: failure, now: done)
+            await finish(event, sent: false, retryAt: done + delay, error: failure, attempt: attempt, now: done)
         }
     }
 
     /// Records a webhook's result; if the database does not answer, the event's claim runs out
     /// and it is posted again (a receiver may see it twice, never not at all).
-    private func finish(_ event: WebhookEvent, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async {
+    private func finish(_ event: WebhookEvent, sent: Bool, retryAt: Int64?, error: String?, attempt: WebhookAttempt? = nil, now: Int64) async {
         do {
-            try await store.finishWebhook(id: event.id, sent: sent, retryAt: retryAt, error: error, now: now)
+            try await store.finishWebhook(id: event.id, sent: sent, retryAt: retryAt, error: error, attempt: attempt, now: now)
         } catch {
             logger.debug("recording a webhook's result failed; it will be posted again", metadata: ["error": "\(error)"])
         }

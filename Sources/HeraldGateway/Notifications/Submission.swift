@@ -64,6 +64,20 @@ struct Submission: Sendable {
         var variant: String? = nil
 
         var description: String { pointer.map { "\($0): \(message)" } ?? message }
+
+        /// What an error answer carries beside the message and pointer: APNs' reason, and the
+        /// findings (a variant's point into `localized`, the payload's into it).
+        var details: [(String, JSONValue)] {
+            var extra: [(String, JSONValue)] = []
+            if let reason { extra.append(("reason", .string(reason.rawValue))) }
+            if !findings.isEmpty {
+                let values = findings.map { finding in
+                    variant.map { GatewayAPI.findingValue(finding, under: $0, replacing: "/aps/alert") } ?? GatewayAPI.findingValue(finding)
+                }
+                extra.append(("findings", .array(values)))
+            }
+            return extra
+        }
     }
 
     static let linter = Linter()

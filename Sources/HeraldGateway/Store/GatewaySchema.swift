@@ -181,6 +181,12 @@ enum GatewaySchema {
                 "CREATE INDEX activities_state ON activities (app_id, state, created_at, id)",
                 "CREATE INDEX activities_open ON activities (created_at) WHERE state IN ('starting', 'active')",
             ]),
+            // The console (Console/): what each webhook attempt got, for its list of attempts.
+            SchemaMigrator.Migration(version: 5, statements: [
+                "ALTER TABLE webhook_events ADD COLUMN last_status INTEGER",
+                "ALTER TABLE webhook_events ADD COLUMN last_latency_ms BIGINT",
+                "ALTER TABLE webhook_events ADD COLUMN last_answer TEXT",
+            ]),
         ]
     }
 

@@ -50,7 +50,7 @@ protocol GatewayStore: DatabaseConnectivity, ActivityStore {
     /// wins; what it leaves out stays).
     func upsertDevices(app: String, tokens: [DeviceToken], registration: DeviceRegistration, now: Int64) async throws
     /// Devices of an app in token order after `after`, optionally only one state, tag or user.
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice]
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice]
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool
     /// Erases a user: its devices, and every stored copy of its id and tokens (deliveries keep
     /// their outcome without the token; those still queued are cancelled; webhook events that
@@ -110,8 +110,10 @@ protocol GatewayStore: DatabaseConnectivity, ActivityStore {
     /// Claims webhook events that are due, as ``claim(worker:limit:now:leaseUntil:)`` does.
     func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent]
     /// Marks a webhook event sent, or due again at `retryAt`, or failed for good (`retryAt` nil
-    /// and `failed`).
-    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws
+    /// and `failed`), with what the attempt got.
+    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, attempt: WebhookAttempt?, now: Int64) async throws
+    /// An app's webhook events, newest first (ids below `before`).
+    func webhookEvents(app: String, before: Int64?, limit: Int) async throws -> [StoredWebhookEvent]
 
     // MARK: Retention
 
@@ -431,6 +433,27 @@ struct DeliveryOutcome: Sendable {
     var doneWebhook: Bool = false
 }
 
+/// What one webhook post got: the receiver's status (`nil`: no answer), how long it took, and
+/// the answer's first bytes as text.
+struct WebhookAttempt: Sendable, Equatable {
+    var status: Int?
+    var milliseconds: Int64
+    var answer: String?
+}
+
+/// A webhook event as the console lists it.
+struct StoredWebhookEvent: Sendable, Equatable {
+    var id: Int64
+    var body: String
+    var state: String
+    var attempts: Int
+    var lastError: String?
+    var lastAttempt: WebhookAttempt?
+    var createdAt: Int64
+    var sentAt: Int64?
+    var dueAt: Int64
+}
+
 struct WebhookEvent: Sendable, Equatable {
     var id: Int64
     var app: String
@@ -472,5 +495,19 @@ final class RecentSet: Sendable {
             }
             return true
         }
+    }
+}
+
+extension GatewayStore {
+    /// Devices by token (after `after`), without a token prefix.
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+        try await devices(app: app, state: state, tag: tag, user: user, prefix: nil, after: after, limit: limit)
+    }
+}
+
+extension GatewayStore {
+    /// ``finishWebhook(id:sent:retryAt:error:attempt:now:)`` with no attempt recorded.
+    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws {
+        try await finishWebhook(id: id, sent: sent, retryAt: retryAt, error: error, attempt: nil, now: now)
     }
 }

@@ -100,8 +100,8 @@ final class GuardedStore: GatewayStore {
             try await $0.upsertDevices(app: app, tokens: tokens, registration: registration, now: now)
         }
     }
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, user: user, after: after, limit: limit) }
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, user: user, prefix: prefix, after: after, limit: limit) }
     }
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
         try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }
@@ -154,8 +154,11 @@ final class GuardedStore: GatewayStore {
     func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent] {
         try await call("claimWebhooks") { try await $0.claimWebhooks(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil) }
     }
-    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws {
-        try await call("finishWebhook") { try await $0.finishWebhook(id: id, sent: sent, retryAt: retryAt, error: error, now: now) }
+    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, attempt: WebhookAttempt?, now: Int64) async throws {
+        try await call("finishWebhook") { try await $0.finishWebhook(id: id, sent: sent, retryAt: retryAt, error: error, attempt: attempt, now: now) }
+    }
+    func webhookEvents(app: String, before: Int64?, limit: Int) async throws -> [StoredWebhookEvent] {
+        try await call("webhookEvents") { try await $0.webhookEvents(app: app, before: before, limit: limit) }
     }
     func prune(before: Int64, batch: Int) async throws -> Pruned { try await call("prune") { try await $0.prune(before: before, batch: batch) } }
 

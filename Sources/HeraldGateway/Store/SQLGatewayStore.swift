@@ -186,11 +186,14 @@ final class SQLGatewayStore: GatewayStore {
 
     private static let deviceColumns = "token, state, tags, reason, dead_at, updated_at, user_id, language, time_zone"
 
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
         var statement = SQLStatement("SELECT \(Self.deviceColumns) FROM devices WHERE app_id = ?", [.text(app)])
         statement.and("state = ?", state.map { .text($0.rawValue) })
         statement.and("token IN (SELECT token FROM device_tags WHERE app_id = devices.app_id AND tag = ?)", tag.map(SQLValue.text))
         statement.and("user_id = ?", user.map(SQLValue.text))
+        // Tokens are lower-case hex: those starting with `prefix` sort from it to it + "g".
+        statement.and("token >= ?", prefix.map(SQLValue.text))
+        statement.and("token < ?", prefix.map { .text($0 + "g") })
         statement.and("token > ?", after.map(SQLValue.text))
         statement.append(" ORDER BY token LIMIT ?", SQLValue(limit))
         return try await database.query(statement).map { row in
@@ -718,11 +721,33 @@ final class SQLGatewayStore: GatewayStore {
         }.sorted { $0.id < $1.id }
     }
 
-    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, now: Int64) async throws {
+    func finishWebhook(id: Int64, sent: Bool, retryAt: Int64?, error: String?, attempt: WebhookAttempt?, now: Int64) async throws {
         let state = sent ? "sent" : retryAt == nil ? "failed" : "queued"
         try await database.query(
-            "UPDATE webhook_events SET state = ?, due_at = ?, last_error = ?, claimed_by = NULL, sent_at = ? WHERE id = ?",
-            [.text(state), .integer(retryAt ?? now), SQLValue(error), sent ? .integer(now) : .null, .integer(id)])
+            """
+            UPDATE webhook_events SET state = ?, due_at = ?, last_error = ?, claimed_by = NULL, sent_at = ?, last_status = ?, last_latency_ms = ?,
+                last_answer = ?
+            WHERE id = ?
+            """,
+            [
+                .text(state), .integer(retryAt ?? now), SQLValue(error), sent ? .integer(now) : .null, SQLValue(attempt?.status),
+                SQLValue(attempt?.milliseconds), SQLValue(attempt?.answer), .integer(id),
+            ])
+    }
+
+    func webhookEvents(app: String, before: Int64?, limit: Int) async throws -> [StoredWebhookEvent] {
+        var statement = SQLStatement(
+            "SELECT id, body, state, attempts, last_error, last_status, last_latency_ms, last_answer, created_at, sent_at, due_at FROM webhook_events WHERE app_id = ?",
+            [.text(app)])
+        statement.and("id < ?", before.map(SQLValue.integer))
+        statement.append(" ORDER BY id DESC LIMIT ?", SQLValue(limit))
+        return try await database.query(statement).map { row in
+            StoredWebhookEvent(
+                id: row.integer("id") ?? 0, body: row.text("body") ?? "", state: row.text("state") ?? "", attempts: Int(row.integer("attempts") ?? 0),
+                lastError: row.text("last_error"),
+                lastAttempt: row.integer("last_latency_ms").map { WebhookAttempt(status: row.integer("last_status").map(Int.init), milliseconds: $0, answer: row.text("last_answer")) },
+                createdAt: row.integer("created_at") ?? 0, sentAt: row.integer("sent_at"), dueAt: row.integer("due_at") ?? 0)
+        }
     }
 
     // MARK: Retention

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import HeraldClient
 import Metrics
 import Prometheus
@@ -48,6 +49,8 @@ final class GatewayMetrics: Sendable {
     let queueWaiting: CoreMetrics.Gauge
     let queueDue: CoreMetrics.Gauge
     let databaseUp: CoreMetrics.Gauge
+    /// The last hour in ten-second buckets, for the console's charts.
+    let history: SendHistory
 
     /// Each metric's `# HELP` text, units included.
     static let help: [String: String] = [
@@ -79,7 +82,8 @@ final class GatewayMetrics: Sendable {
         "herald_gateway_apns_rejected_total": "Requests APNs rejected, by app and reason.",
     ]
 
-    init() {
+    init(now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
+        history = SendHistory(now: now)
         factory = PrometheusMetricsFactory(registry: registry)
         inFlight = CoreMetrics.Gauge(label: "herald_gateway_in_flight", factory: factory)
         queueWaiting = CoreMetrics.Gauge(label: "herald_gateway_queue_waiting", factory: factory)
@@ -102,9 +106,29 @@ final class GatewayMetrics: Sendable {
 
     func submission(_ app: String, _ result: String) { submissions.increment(app, result) }
 
-    func submittedTokens(_ app: String, _ count: Int) { submittedTokenCounts.increment(app, by: Int64(count)) }
+    func submittedTokens(_ app: String, _ count: Int) {
+        submittedTokenCounts.increment(app, by: Int64(count))
+        history.record(app) { $0.submitted += count }
+    }
 
-    func delivery(_ app: String, _ state: String, reason: String?) { deliveries.increment(app, state, reason ?? "") }
+    func delivery(_ app: String, _ state: String, reason: String?) {
+        deliveries.increment(app, state, reason ?? "")
+        history.record(app) { counts in
+            switch state {
+            case "accepted": counts.accepted += 1
+            case "rejected": counts.rejected += 1
+            case "retry": counts.retried += 1
+            default: counts.expired += 1
+            }
+        }
+    }
+
+    /// The queue's depth, for the gauges and the history.
+    func queue(waiting: Int, due: Int) {
+        queueWaiting.record(waiting)
+        queueDue.record(due)
+        history.queue(waiting: waiting)
+    }
 
     /// One attempt sent for `app`, answered after `elapsed`.
     func sent(_ app: String, elapsed: Duration) {

@@ -5,8 +5,8 @@ would: Herald-Signature is "t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<body>'
 
 Prints "port N" once listening on 127.0.0.1, then appends one JSON line per request to OUT_FILE:
 the event's body, whether the signature verified, whether it would still verify with one byte of
-the body changed, and the status answered. The first FAIL_FIRST requests are answered 500 (to test the
-gateway's retries); the rest 204. Stops after 120 s.
+the body changed, and the status answered. The first FAIL_FIRST requests are answered 500 with a JSON body (to test the
+gateway's retries, and what it keeps of an answer); the rest 204. Stops after 120 s.
 """
 import hashlib
 import hmac
@@ -48,9 +48,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         })
         with lock, open(out, "a") as handle:
             handle.write(line + "\n")
+        answer = b'{"error":"busy <b>try later</b>"}' if status == 500 else b""
         self.send_response(status)
-        self.send_header("Content-Length", "0")
+        self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
+        self.wfile.write(answer)
 
     def log_message(self, *args):
         pass
