@@ -67,7 +67,7 @@ package struct APIServer: Sendable {
 
 /// A certificate chain and its private key, read from PEM files, that an API serves HTTPS with.
 package struct APITLS: Sendable {
-    /// The server's TLS configuration: the chain, the key, ALPN `h2` then `http/1.1`.
+    /// The server's TLS configuration: the chain and the key.
     let configuration: TLSConfiguration
 
     /// Reads and checks the files: each exists and is PEM, and the key is the certificate's.
@@ -94,8 +94,8 @@ package struct APITLS: Sendable {
         } catch {
             throw APITLSError(message: "\(keyFile): not a PEM private key (an unencrypted BEGIN PRIVATE KEY block expected): \(error)")
         }
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        configuration.applicationProtocols = ["h2", "http/1.1"]
+        // Hummingbird's HTTP/2 channel offers `h2` and `http/1.1` by ALPN itself.
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         do {
             // Building a context checks that the key matches the leaf certificate.
             _ = try NIOSSLContext(configuration: configuration)

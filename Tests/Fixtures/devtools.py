@@ -15,8 +15,8 @@ import websockets
 
 
 class Browser:
-    def __init__(self, chromium, width=1280, height=1000, arguments=()):
-        self.chromium, self.width, self.height, self.arguments = chromium, width, height, list(arguments)
+    def __init__(self, chromium, width=1280, height=1000, arguments=(), environment=None):
+        self.chromium, self.width, self.height, self.arguments, self.environment = chromium, width, height, list(arguments), environment
         self.errors, self.requests = [], []
         self._counter, self._pending = 0, {}
 
@@ -25,7 +25,7 @@ class Browser:
         self.process = subprocess.Popen(
             [self.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
              "--remote-debugging-port=0", "--user-data-dir=" + profile, f"--window-size={self.width},{self.height}", *self.arguments, "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.environment)
         found = {}
 
         def read_stderr():  # keeps the pipe drained, and picks out the DevTools port

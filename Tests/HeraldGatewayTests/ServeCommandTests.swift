@@ -27,7 +27,10 @@ import Testing
         let help = try await Self.herald(["serve", "--help"])
         #expect(help.status == 0)
         let text = String(decoding: help.stdout, as: UTF8.self)
-        for expected in ["--db <FILE>", "--postgres <URL>", "SKIP LOCKED", "--claim-lease", "Idempotency-Key", "/v1/openapi.json", "/readyz", "SIGTERM", "admin"] {
+        for expected in [
+            "--db <FILE>", "--postgres <URL>", "SKIP LOCKED", "--claim-lease", "Idempotency-Key", "/v1/openapi.json", "/readyz", "SIGTERM", "admin",
+            "--tls-certificate <FILE>", "--tls-key <FILE>", "/console/", "put TLS in front",
+        ] {
             #expect(text.contains(expected), "the help mentions \(expected)")
         }
         let top = String(decoding: try await Self.herald(["--help"]).stdout, as: UTF8.self)
@@ -41,6 +44,10 @@ import Testing
         (["serve", "--db", "a.db", "--in-flight", "0"], "--in-flight"),
         (["serve", "--db", "a.db", "--claim-lease", "10", "--request-timeout", "30"], "must be at least a second longer than --request-timeout"),
         (["serve", "--db", "a.db", "--log", "loud"], "--log"),
+        (["serve", "--db", "a.db", "--tls-certificate", "server.pem"], "HTTPS takes both files"),
+        (["serve", "--db", "a.db", "--tls-key", "server.key"], "HTTPS takes both files"),
+        (["serve", "--db", "/tmp/herald-tls-test.db", "--port", "0", "--tls-certificate", "/proc/no-such.pem", "--tls-key", "/proc/no-such.key"],
+         "cannot serve HTTPS: /proc/no-such.pem: cannot read the certificate"),
         // Numbers that parse but overflow as milliseconds.
         (["serve", "--db", "a.db", "--retry-window", "1e300"], "at most 8760"),
         (["serve", "--db", "a.db", "--request-timeout", "inf", "--claim-lease", "inf"], "0.001 to 86400"),
@@ -77,6 +84,17 @@ import Testing
         #expect(!secondBanner.contains(adminKey))
         #expect(try await Self.status(secondPort, "/v1/apps", key: adminKey) == 200)
         #expect(try await second.stop().status == 0)
+    }
+
+    /// With the files, the banner gives the HTTPS addresses (the console's too) and no warning.
+    @Test func theBannerSaysHowTheConsoleIsReached() async throws {
+        let certificates = try GatewayTLSTests.Certificates()
+        let directory = try TemporaryDirectory()
+        let (secure, _, _, banner) = try await Self.start([
+            "--db", directory.path("tls.db"), "--tls-certificate", certificates.certificate, "--tls-key", certificates.key,
+        ])
+        #expect(banner.contains("console    https://127.0.0.1:") && !banner.contains("warning"), "\(banner)")
+        #expect(try await secure.stop().status == 0)
     }
 
     @Test func anAdminKeyFromTheEnvironmentIsUsedAndNotPrinted() async throws {

@@ -26,7 +26,7 @@ struct ServeProcess {
         let banner = await program.read(untilOutput: { $0.contains("metrics") && $0.hasSuffix("\n") }, timeout: .seconds(60))
         // The key lines follow the metrics line in the same write.
         let complete = banner.contains("admin key") ? await program.read(until: "shown once", timeout: .seconds(5)) : banner
-        guard let match = complete.firstMatch(of: /API on http:\/\/127\.0\.0\.1:(\d+)\/ \([^;]*; worker ([^,)]+)/), let port = Int(match.output.1) else {
+        guard let match = complete.firstMatch(of: /API on https?:\/\/127\.0\.0\.1:(\d+)\/ \([^;]*; worker ([^,)]+)/), let port = Int(match.output.1) else {
             throw ExternalTools.Failure(description: "herald serve did not start: \(complete)")
         }
         let key = complete.firstMatch(of: /admin key  (\S+)/).map { String($0.output.1) }
