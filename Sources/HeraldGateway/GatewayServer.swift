@@ -259,12 +259,18 @@ public final class GatewayServer: Service, Sendable {
 
     /// What ``submit(_:app:idempotencyKey:)`` would answer about `body`, without storing it:
     /// `accepted`, the would-be `status`, the message and findings, the audience's size, and
-    /// each variant rendered as a device shows it (``NotificationPreview``).
+    /// each variant rendered as a device shows it (``NotificationPreview``). Any JSON object is a
+    /// draft it answers about (200); a body that is not one is answered 400.
     func check(_ body: [UInt8], app: GatewayApp) async throws -> Response {
         let submission: Submission
         do throws(Submission.Refusal) {
             submission = try Submission(body: body, app: app, maximumTokens: configuration.maximumTokensPerRequest, now: nowMilliseconds)
         } catch {
+            // A draft that is not a JSON object at all is the request's error; anything POST
+            // would refuse (a missing field, a lint error, a past expiration) is the answer.
+            guard let draft = try? JSONDocument(parsing: body), draft.root.kind == .object else {
+                return GatewayAPI.error(.badRequest, error.message, pointer: error.pointer)
+            }
             var object: JSONObject = [
                 "accepted": false, "status": .number(JSONNumber(error.status)), "message": .string(error.message),
                 "pointer": error.pointer.map { .string($0) } ?? .null,

@@ -51,6 +51,41 @@ import Testing
         #expect(try await harness.raw("GET", "/console/nothing.js", key: nil).0 == 404)
     }
 
+    /// The composer's dry run answers what POST would (accepted, or refused with its status,
+    /// message and findings), renders each language, and stores nothing.
+    @Test func theDryRunAnswersAsPOSTWouldAndStoresNothing() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        let app = GatewayHarness.bundleID
+        let token = GatewayHarness.tokens(1, salt: 90)[0].hex
+        let path = "/v1/apps/\(app)/notifications/check"
+        let (okStatus, ok) = try await harness.call("POST", path, #"""
+            {"payload":{"aps":{"alert":{"title":"Order","body":"It shipped"}}},"tokens":["\#(token)"],
+             "localized":{"fr":{"title":"Commande","body":"Elle est partie"}}}
+            """#)
+        #expect(okStatus == 200 && ok?.root["accepted"]?.boolValue == true && ok?.root["recipients"]?.int64Value == 1)
+        let previews = ok?.root["previews"]
+        #expect(previews?.count == 2)
+        #expect(previews?[0]?["language"]?.isNull == true && previews?[0]?["rendered"]?["body"]?.stringValue == "It shipped")
+        #expect(previews?[1]?["language"]?.stringValue == "fr" && previews?[1]?["rendered"]?["title"]?.stringValue == "Commande")
+        let (badStatus, bad) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi","badge":"three"}},"tokens":["\#(token)"]}"#)
+        #expect(badStatus == 200 && bad?.root["accepted"]?.boolValue == false && bad?.root["status"]?.int64Value == 422)
+        #expect(bad?.root["findings"]?[0]?["rule"]?.stringValue == "key-type" && bad?.root["findings"]?[0]?["pointer"]?.stringValue == "/payload/aps/badge")
+        // As POST: a tag with no device is refused; users without devices are counted, not refused.
+        let (_, nobody) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi"}},"audience":{"tag":"nobody"}}"#)
+        #expect(nobody?.root["accepted"]?.boolValue == false && nobody?.root["pointer"]?.stringValue == "/audience")
+        let (_, users) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi"}},"audience":{"users":["nobody"]}}"#)
+        #expect(users?.root["accepted"]?.boolValue == true && users?.root["recipients"]?.int64Value == 0)
+        let (_, empty) = try await harness.call("POST", path, #"{"payload":{"aps":{"alert":"Hi"}},"tokens":[]}"#)
+        #expect(empty?.root["accepted"]?.boolValue == false && empty?.root["status"]?.int64Value == 400)
+        #expect(try await harness.call("POST", path, "[1, 2]").0 == 400)
+        #expect(try await harness.call("POST", path, "{").0 == 400)
+        let (_, listed) = try await harness.call("GET", "/v1/apps/\(app)/notifications")
+        #expect(listed?.root["notifications"]?.count == 0, "a dry run stores nothing")
+        #expect(try await harness.mock.notifications(.limit(10)).isEmpty, "and sends nothing")
+    }
+
     /// The whole console in Chromium: signs in, every page drawn without an error and clean
     /// under axe-core in both appearances and in a narrow window; a payload linted as typed,
     /// previewed, sent to the mock and watched to done; a schedule cancelled; a test push; a key

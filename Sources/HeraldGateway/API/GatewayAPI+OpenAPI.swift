@@ -96,6 +96,12 @@ extension GatewayAPI {
             ]
             return object(members, required: required(["bundleId"]), closed: true)
         }
+        // What the dry run of a submission answers.
+        let checked = object([
+            ("accepted", ["type": "boolean"]), ("status", integer), ("message", string), ("pointer", nullableText),
+            ("recipients", integer), ("findings", ["type": "array", "items": ["type": "object"]]),
+            ("previews", ["type": "array", "items": object([("language", nullableText), ("rendered", ["type": ["object", "null"]])])]),
+        ], required: ["accepted", "status", "message", "findings", "previews"])
         let paths: JSONValue = [
             "/healthz": ["get": OpenAPI.operation("Alive, and Herald's version", responses: ["200": json("Alive", object([("status", string), ("version", string)]))])],
             "/readyz": ["get": OpenAPI.operation("Ready: the database answers and the process takes requests", responses: [
@@ -209,14 +215,11 @@ extension GatewayAPI {
             ],
             "/v1/apps/{app}/notifications/check": [
                 "post": authenticated(OpenAPI.operation(
-                    "A dry run of a submission: whether it would be accepted (or the status and message it would get), its lint findings, the audience's size, and each variant rendered as a device shows it. Nothing is stored or sent",
-                    parameters: [app], body: body(ref("Submission")),
+                    "A dry run of a submission: whether it would be accepted (or the status and message it would get: a lint error, a past expiration, an empty audience), its lint findings, the audience's size, and each variant rendered as a device shows it. Nothing is stored or sent. A body that is not a JSON object is answered 400",
+                    parameters: [app],
+                    body: body(["type": "object", "description": "A draft of a submission (see Submission): any object, since the answer says what POST would say about it"]),
                     responses: [
-                        "200": json("What a submission would get", object([
-                            ("accepted", ["type": "boolean"]), ("status", integer), ("message", string), ("pointer", nullableText),
-                            ("recipients", integer), ("findings", ["type": "array", "items": ["type": "object"]]),
-                            ("previews", ["type": "array", "items": object([("language", nullableText), ("rendered", ["type": ["object", "null"]])])]),
-                        ], required: ["accepted", "status", "message", "findings", "previews"])),
+                        "200": json("What POST would answer: accepted with its findings (warnings), the audience's size and the previews; or refused with the status, message and findings", checked),
                         "400": error, "404": error, "413": error,
                     ])),
             ],
