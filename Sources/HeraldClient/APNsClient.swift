@@ -194,6 +194,32 @@ public final class APNsClient: Sendable {
     /// Connections open now (to the provider API).
     public var openConnectionCount: Int { pool.openConnectionCount }
 
+    /// How the connections to the provider API stand now: what a dashboard shows as connected,
+    /// refusing (backing off) or idle.
+    public var connectionStatus: ConnectionStatus { pool.status }
+
+    /// The state of a client's connections to its endpoint at one moment.
+    public struct ConnectionStatus: Sendable, Hashable {
+        /// Connections open.
+        public var open: Int
+        /// Failed attempts to connect since the last one that succeeded (0 while it connects).
+        public var failedAttempts: Int
+        /// Why the last attempt failed, while attempts fail.
+        public var lastFailure: ConnectionFailure?
+        /// How long until the next attempt may begin, while attempts fail (one at a time, backing
+        /// off to 30 seconds).
+        public var nextAttemptIn: Duration?
+
+        /// A status: `open` connections, `failedAttempts` since the last success, the last
+        /// failure, the wait before the next attempt.
+        public init(open: Int, failedAttempts: Int, lastFailure: ConnectionFailure?, nextAttemptIn: Duration?) {
+            self.open = open
+            self.failedAttempts = failedAttempts
+            self.lastFailure = lastFailure
+            self.nextAttemptIn = nextAttemptIn
+        }
+    }
+
     // MARK: Attempts and retries
 
     /// Sends until an answer that ends the request, a failure that may not be retried, the

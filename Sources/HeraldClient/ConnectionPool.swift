@@ -279,6 +279,18 @@ final class ConnectionPool: Sendable {
         for connection in connections { try? await connection.channel.closeFuture.get() }
     }
 
+    /// How the pool's connections stand now (``APNsClient/connectionStatus``).
+    var status: APNsClient.ConnectionStatus {
+        let now = NIODeadline.now()
+        return state.withLock { state in
+            APNsClient.ConnectionStatus(
+                open: state.connections.count { $0.gauge.open.load(ordering: .relaxed) },
+                failedAttempts: state.breaker.failures,
+                lastFailure: state.breaker.failures > 0 ? state.breaker.lastError : nil,
+                nextAttemptIn: state.breaker.retryAt.map { .nanoseconds(max(0, ($0 - now).nanoseconds)) })
+        }
+    }
+
     /// The connections open now.
     var openConnectionCount: Int {
         state.withLock { state in state.connections.count { $0.gauge.open.load(ordering: .relaxed) } }

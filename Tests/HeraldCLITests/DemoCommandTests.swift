@@ -96,6 +96,10 @@ import Testing
             if state != "accepted" { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(state == "accepted", "the pasted submission reached the mock through the gateway")
+        // The console's printed address serves it.
+        let console = try #require(text.firstMatch(of: /The gateway's console: (http:\/\/127\.0\.0\.1:\d+\/console\/)/)?.output.1, "\(text)")
+        let page = try await ExternalTools.executeInBackground(curl, ["-s", "--max-time", "20", String(console)], timeout: .seconds(30))
+        #expect(String(decoding: page.stdout, as: UTF8.self).contains("<title>Herald console</title>"))
         let (status, rest) = try await demo.stop()
         #expect(status == 0, "\(rest)")
     }

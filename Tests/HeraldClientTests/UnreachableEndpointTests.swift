@@ -58,6 +58,10 @@ import Testing
         #expect(attempts >= 2 && attempts <= 12, "\(attempts) connection attempts for 100 requests in 3 s")
         #expect(records.count(.warning, containing: "unreachable") == 1, "said once: \(records.lines)")
         #expect(metrics.counterTotal(label: "push_connection_failures_total") == attempts)
+        // What a dashboard shows: refusing, backing off, nothing open.
+        let down = client.connectionStatus
+        #expect(down.open == 0 && down.failedAttempts >= 2 && down.lastFailure?.cause == .refused, "\(down)")
+        #expect(down.nextAttemptIn.map { $0 >= .zero && $0 <= .seconds(30) } == true, "\(down)")
 
         // The endpoint comes back while requests wait: they go out at the next attempt.
         var mockConfiguration = MockConfiguration()
@@ -78,6 +82,8 @@ import Testing
         // Noticed within the backoff's cap (30 s) of its return; here much sooner.
         #expect(early.afterStart < .seconds(32), "\(early.afterStart)")
         #expect(records.count(.notice, containing: "reachable again") == 1, "\(records.lines)")
+        let up = patient.connectionStatus
+        #expect(up.open >= 1 && up.failedAttempts == 0 && up.lastFailure == nil && up.nextAttemptIn == nil, "\(up)")
         await patient.shutdown()
         await client.shutdown()
         await early.mock.stop()

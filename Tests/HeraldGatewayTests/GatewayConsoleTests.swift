@@ -86,6 +86,45 @@ import Testing
         #expect(try await harness.mock.notifications(.limit(10)).isEmpty, "and sends nothing")
     }
 
+    /// `/v1/stats`: the last hour's buckets add up to what was sent, for the apps the key may
+    /// see; an app whose endpoint refuses shows as refusing, with why and when it tries again.
+    @Test func statsCountTheHourAndSayHowEachEndpointStands() async throws {
+        let harness = try await GatewayHarness.start()
+        defer { Task { await harness.stop() } }
+        try await harness.registerApp()
+        // An app whose server refuses connections (nothing listens on port 1).
+        let definition = harness.appDefinition(id: "down.app").replacingOccurrences(of: "\"port\":\(harness.mock.port)", with: "\"port\":1")
+        #expect(try await harness.call("POST", "/v1/apps", definition).0 == 201)
+        let tokens = GatewayHarness.tokens(3, salt: 93)
+        _ = try await harness.waitUntilDone(try await harness.submit(tokens: tokens))
+        _ = try await harness.submit(tokens: [tokens[0]], app: "down.app")
+        var down: JSONDocument.Node?
+        var stats: JSONDocument?
+        for _ in 0..<100 {
+            stats = try await harness.call("GET", "/v1/stats?minutes=5").1
+            down = stats?.root["apps"]?.elements.first { $0["app"]?.stringValue == "down.app" }
+            if down?["apns"]?.stringValue == "refusing" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let buckets = Array(try #require(stats?.root["buckets"]).elements)
+        #expect(buckets.count == 30, "five minutes of ten-second buckets")
+        func total(_ key: String) -> Int64 { buckets.reduce(0) { $0 + ($1[key]?.int64Value ?? 0) } }
+        #expect(total("accepted") == 3 && total("rejected") == 0 && total("submitted") == 4)
+        #expect(down?["apns"]?.stringValue == "refusing" && (down?["failedAttempts"]?.int64Value ?? 0) >= 1, "\(String(describing: down?.value))")
+        #expect(down?["lastFailure"]?.stringValue?.contains("refused") == true && down?["nextAttemptIn"]?.doubleValue != nil)
+        let good = stats?.root["apps"]?.elements.first { $0["app"]?.stringValue == GatewayHarness.bundleID }
+        #expect(good?["apns"]?.stringValue == "connected" && (good?["connections"]?.int64Value ?? 0) >= 1)
+        // A key for the down app sees its counts only: one submitted, nothing accepted.
+        let (_, key) = try await harness.call("POST", "/v1/keys", #"{"name":"down","apps":["down.app"]}"#)
+        let scoped = try #require(key?.root["key"]?.stringValue)
+        let (_, seen) = try await harness.call("GET", "/v1/stats?minutes=5", key: scoped)
+        let seenBuckets = Array(try #require(seen?.root["buckets"]).elements)
+        #expect(seenBuckets.reduce(0) { $0 + ($1["submitted"]?.int64Value ?? 0) } == 1)
+        #expect(seenBuckets.reduce(0) { $0 + ($1["accepted"]?.int64Value ?? 0) } == 0)
+        #expect(seen?.root["apps"]?.count == 1)
+        #expect(try await harness.call("GET", "/v1/stats?minutes=61").0 == 400)
+    }
+
     /// The whole console in Chromium: signs in, every page drawn without an error and clean
     /// under axe-core in both appearances and in a narrow window; a payload linted as typed,
     /// previewed, sent to the mock and watched to done; a schedule cancelled; a test push; a key

@@ -247,7 +247,12 @@ extension GatewayAPI {
                             ("at", time), ("submitted", integer), ("accepted", integer), ("rejected", integer), ("retried", integer), ("expired", integer),
                             ("queueWaiting", ["type": ["integer", "null"]]),
                         ])]),
-                        ("apps", ["type": "array", "items": object([("app", string), ("state", string), ("connections", ["type": ["integer", "null"]])])]),
+                        ("apps", ["type": "array", "items": object([
+                            ("app", string), ("state", string),
+                            ("apns", ["type": "string", "enum": ["connected", "refusing", "idle", "unused"], "description": "This process's connections to the app's APNs endpoint: open, failing and backing off, none open, or not used yet"]),
+                            ("connections", ["type": ["integer", "null"]]), ("failedAttempts", integer), ("lastFailure", nullableText),
+                            ("nextAttemptIn", ["type": ["number", "null"], "description": "Seconds until the next connection attempt, while refusing"]),
+                        ])]),
                     ])), "400": error])),
             ],
             "/v1/apps/{app}/notifications/{id}": [

@@ -165,11 +165,11 @@ final class AppDirectory: Sendable {
         }
     }
 
-    /// The APNs connections this process holds for `id` now: `nil` when it has not sent for the
-    /// app yet (no client made), or the app cannot be sent for.
-    func openConnections(_ id: String) async -> Int? {
+    /// How this process's APNs connections for `id` stand now: `nil` when it has not sent for
+    /// the app yet (no client made), or the app cannot be sent for.
+    func connectionStatus(_ id: String) async -> APNsClient.ConnectionStatus? {
         guard let cached = entries.withLock({ $0[id] }), case .found(let entry)? = try? await cached.task.value else { return nil }
-        return entry.client.openConnectionCount
+        return entry.client.connectionStatus
     }
 
     /// Forgets an app (changed or deleted here): the next lookup reads its row. Its client

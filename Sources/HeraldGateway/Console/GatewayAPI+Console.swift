@@ -1,3 +1,4 @@
+import HeraldClient
 import HeraldHTTPAPI
 import HeraldJSON
 import Hummingbird
@@ -35,10 +36,15 @@ extension GatewayAPI {
             let series = server.metrics.history.series(minutes: minutes, include: visible)
             var apps: [JSONValue] = []
             for stored in try await server.store.apps() where visible(stored.id) {
-                let open = await server.apps.openConnections(stored.id)
+                let status = await server.apps.connectionStatus(stored.id)
+                // connected, refusing (backing off), idle, or unused (no send from this process).
+                let apns = status.map { $0.failedAttempts > 0 ? "refusing" : $0.open > 0 ? "connected" : "idle" } ?? "unused"
                 apps.append([
-                    "app": .string(stored.id), "state": .string(stored.pausedAt == nil ? "active" : "paused"),
-                    "connections": open.map { .number(JSONNumber($0)) } ?? .null,
+                    "app": .string(stored.id), "state": .string(stored.pausedAt == nil ? "active" : "paused"), "apns": .string(apns),
+                    "connections": status.map { .number(JSONNumber($0.open)) } ?? .null,
+                    "failedAttempts": .number(JSONNumber(status?.failedAttempts ?? 0)),
+                    "lastFailure": status?.lastFailure.map { .string($0.description) } ?? .null,
+                    "nextAttemptIn": status?.nextAttemptIn.map { .number(JSONNumber(floatLiteral: Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)) } ?? .null,
                 ])
             }
             return Self.json([

@@ -373,14 +373,22 @@ async function notificationsPage(id) {
     if (jobs.some((j) => j.status === "sending" || j.status === "scheduled")) later(2000, () => { if (state.route === "notifications") load(); });
     document.body.dataset.jobs = String(jobs.length);
   }
+  const activityCursors = [null];
   async function loadActivities() {
-    const answer = await api("GET", `/v1/apps/${segment(app)}/activities?limit=25`);
+    const query = new URLSearchParams({ limit: "25" });
+    const after = activityCursors[activityCursors.length - 1];
+    if (after) query.set("after", after);
+    const answer = await api("GET", `/v1/apps/${segment(app)}/activities?${query}`);
+    const last = answer.activities.length === 25 ? answer.activities[answer.activities.length - 1].id : null;
     activities.replaceChildren(answer.activities.length ? el("div", { class: "table-wrap" }, el("table", {},
       el("thead", {}, el("tr", {}, ["Activity", "Type", "State", "Sent", "Last content"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, answer.activities.map((a) => el("tr", {},
         el("td", {}, a.id), el("td", {}, a.attributesType), el("td", {}, pill(a.state)),
         el("td", {}, a.counts ? `${a.counts.sent} sent, ${a.counts.failed} failed` : ""),
-        el("td", {}, a.lastContent ? el("code", {}, JSON.stringify(a.lastContent)) : "—")))))) : el("p", { class: "meta" }, "No Live Activity."));
+        el("td", {}, a.lastContent ? el("code", {}, JSON.stringify(a.lastContent)) : "—")))))) : el("p", { class: "meta" }, "No Live Activity."),
+    el("div", { class: "pager" },
+      activityCursors.length > 1 ? el("button", { type: "button", onclick: () => { activityCursors.pop(); loadActivities(); } }, "Back") : null,
+      last ? el("button", { type: "button", onclick: () => { activityCursors.push(last); loadActivities(); } }, "More activities") : null));
   }
   status.addEventListener("change", () => { cursors.splice(1); load(); });
   page("Notifications", el("div", { class: "row" }, appPicker(() => route()), el("label", {}, "Status", status)), list,
@@ -548,10 +556,12 @@ async function keysPage() {
 
 // MARK: Webhooks
 
-async function webhooksPage() {
+async function webhooksPage(before) {
   const app = currentApp();
   if (!app) { page("Webhooks", noApps()); done("webhooks"); return; }
-  const answer = await api("GET", `/v1/apps/${segment(app)}/webhooks?limit=50`);
+  const query = new URLSearchParams({ limit: "50" });
+  if (before) query.set("before", before);
+  const answer = await api("GET", `/v1/apps/${segment(app)}/webhooks?${query}`);
   page("Webhooks", el("div", { class: "row" }, appPicker(() => route())),
     el("p", { class: "meta" }, answer.url ? `Posting to ${answer.url}` : "This app has no webhook: add one with PATCH /v1/apps/" + app + ' {"webhook": {"url", "secret"}}.'),
     answer.events.length ? el("div", { class: "table-wrap" }, el("table", {},
@@ -560,7 +570,10 @@ async function webhooksPage() {
         el("td", {}, time(w.createdAt)), el("td", {}, w.type || "—"), el("td", {}, pill(w.state)), el("td", {}, String(w.attempts)),
         el("td", {}, w.lastStatus ? `HTTP ${w.lastStatus}` : (w.lastError || "—")),
         el("td", {}, w.lastLatencyMs !== null ? `${w.lastLatencyMs} ms` : "—"),
-        el("td", {}, w.lastAnswer ? el("code", {}, w.lastAnswer) : "—")))))) : el("p", { class: "meta" }, "No webhook event kept."));
+        el("td", {}, w.lastAnswer ? el("code", {}, w.lastAnswer) : "—")))))) : el("p", { class: "meta" }, "No webhook event kept."),
+    el("div", { class: "pager" },
+      before ? el("a", { href: "#/webhooks" }, "Newest") : null,
+      answer.next !== null ? el("a", { href: `#/webhooks/${answer.next}` }, "Older") : null));
   done("webhooks");
 }
 
@@ -590,10 +603,13 @@ async function healthPage() {
         el("span", {}, el("span", { class: "swatch retry" }), "retried")),
       el("h3", {}, "Queue depth, last hour"), queueChart(stats),
       el("div", { class: "legend" }, el("span", {}, el("span", { class: "swatch line" }), "deliveries waiting (every app)")));
+    const apnsText = (a) => a.apns === "refusing"
+      ? `${plural(a.failedAttempts, "failed attempt")}: ${a.lastFailure || "?"}; next in ${Math.ceil(a.nextAttemptIn || 0)} s`
+      : a.apns === "connected" ? plural(a.connections, "connection") + " open" : a.apns === "idle" ? "none open" : "not used yet by this process";
     apps.replaceChildren(el("div", { class: "table-wrap" }, el("table", {},
-      el("thead", {}, el("tr", {}, ["App", "State", "APNs connections (this process)"].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["App", "State", "APNs (this process)", "Details"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, stats.apps.map((a) => el("tr", {}, el("td", {}, a.app), el("td", {}, pill(a.state)),
-        el("td", {}, a.connections === null ? "none yet (no send)" : a.connections === 0 ? "none open" : `${a.connections} open`)))))));
+        el("td", {}, pill(a.apns)), el("td", {}, apnsText(a))))))));
     document.body.dataset.health = String(Date.now());
     later(5000, () => { if (state.route === "health") load(); });
   }
