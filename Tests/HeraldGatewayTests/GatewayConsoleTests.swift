@@ -209,6 +209,8 @@ import Testing
         #expect(result["preview"]?.stringValue?.contains(Self.hostile) == true, "the preview shows the title as typed")
         #expect(result["texts"]?["keys after"]?.stringValue?.contains(Self.hostile) == true, "the key's name as typed")
         #expect(result["texts"]?["devices after"]?.stringValue?.contains(Self.hostile) == true, "the user id and tag as typed")
+        let dead = result["texts"]?["dead this week"]?.stringValue ?? ""
+        #expect(dead.contains(String(tokens[2].hex.suffix(8))) && dead.contains("Unregistered") && !dead.contains(String(tokens[0].hex.suffix(8))), "\(dead)")
 
         // Compose: a lint error as typed refuses; the fixed payload went to the mock as typed.
         #expect(result["badVerdict"]?.stringValue?.contains("key-type") == true && result["sendDisabled"]?.boolValue == true)

@@ -118,12 +118,12 @@ import Testing
         for token in tokens {
             for length in [2, 60, 65, 66] {
                 let prefix = String(token.hex.prefix(length))
-                let found = try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: prefix, after: nil, limit: 10)
+                let found = try await store.devices(app: "a", filter: DeviceFilter(prefix: prefix), after: nil, limit: 10)
                 #expect(found.map(\.token) == tokens.map(\.hex).filter { $0.hasPrefix(prefix) }, "prefix \(prefix)")
             }
         }
-        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: String(tokens[2].hex), after: nil, limit: 10).map(\.token) == [tokens[2].hex], "a whole token finds itself")
-        #expect(try await store.devices(app: "a", state: nil, tag: nil, user: nil, prefix: "f" + String(repeating: "f", count: 70), after: nil, limit: 10).isEmpty)
+        #expect(try await store.devices(app: "a", filter: DeviceFilter(prefix: String(tokens[2].hex)), after: nil, limit: 10).map(\.token) == [tokens[2].hex], "a whole token finds itself")
+        #expect(try await store.devices(app: "a", filter: DeviceFilter(prefix: "f" + String(repeating: "f", count: 70)), after: nil, limit: 10).isEmpty)
         #expect(try await store.deleteDevice(app: "a", token: tokens[0]))
         #expect(try await !store.deleteDevice(app: "a", token: tokens[0]))
         #expect(try await store.audienceTokens(app: "a", tag: "beta") == [tokens[1], tokens[2]])
@@ -240,6 +240,10 @@ import Testing
         let dead = try await store.devices(app: "app", state: .dead, tag: nil, user: nil, after: nil, limit: 10)
         #expect(dead.map(\.token) == [tokens[0], tokens[1]].sorted())
         #expect(dead.first { $0.token == tokens[0] }?.deadAt == 123_456 && dead.first { $0.token == tokens[1] }?.deadAt == 2_000)
+        // Those that died since a time (the console's "which tokens died this week").
+        #expect(try await store.devices(app: "app", filter: DeviceFilter(deadSince: 1_000), after: nil, limit: 10).map(\.token) == [tokens[0], tokens[1]].sorted())
+        #expect(try await store.devices(app: "app", filter: DeviceFilter(deadSince: 2_001), after: nil, limit: 10).map(\.token) == [tokens[0]])
+        #expect(try await store.devices(app: "app", filter: DeviceFilter(deadSince: 123_457), after: nil, limit: 10).isEmpty)
         #expect(try await store.audienceTokens(app: "app", tag: nil) == [try DeviceToken(hex: tokens[2])], "dead tokens leave the audience")
         // Registered again: active again.
         try await store.upsertDevices(app: "app", tokens: [try DeviceToken(hex: tokens[0])], tags: [], now: 3_000)

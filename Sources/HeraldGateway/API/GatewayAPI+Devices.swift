@@ -67,9 +67,15 @@ extension GatewayAPI {
                 }
                 return text.lowercased()
             }
-            let devices = try await server.store.devices(
-                app: app.id, state: state, tag: query["tag"].map(String.init), user: query["user"].map(String.init), prefix: prefix,
-                after: query["after"].map(String.init), limit: limit)
+            let deadSince = try query["deadSince"].map { text in
+                guard let milliseconds = APITime.parse(String(text)) else {
+                    throw APIRefusal(status: .badRequest, message: "deadSince is an RFC 3339 time, such as 2026-11-20T00:00:00Z")
+                }
+                return milliseconds
+            }
+            let filter = DeviceFilter(
+                state: state, tag: query["tag"].map(String.init), user: query["user"].map(String.init), prefix: prefix, deadSince: deadSince)
+            let devices = try await server.store.devices(app: app.id, filter: filter, after: query["after"].map(String.init), limit: limit)
             return Self.devicePage(devices, limit: limit)
         }
         // A user's devices, and erasing a user: its devices and every stored copy of its id and

@@ -171,7 +171,8 @@ extension GatewayAPI {
                     parameters: [app, parameter("state", ["type": "string", "enum": ["active", "dead"]], "Only active or dead tokens"),
                                  parameter("tag", string, "Only devices with this tag"),
                                  parameter("user", string, "Only this user's devices"),
-                                 parameter("prefix", ["type": "string", "pattern": "^[0-9A-Fa-f]{1,200}$"], "Only tokens that start with these hex digits"), parameter("after", string, "The token to continue after (paging)"), limit],
+                                 parameter("prefix", ["type": "string", "pattern": "^[0-9A-Fa-f]{1,200}$"], "Only tokens that start with these hex digits"),
+                                 parameter("deadSince", ["type": "string", "format": "date-time"], "Only tokens that died at or after this time (RFC 3339)"), parameter("after", string, "The token to continue after (paging)"), limit],
                     responses: ["200": json("Devices", object([("devices", ["type": "array", "items": ref("Device")]), ("next", ["type": ["string", "null"]])])), "400": error, "404": error])),
             ],
             "/v1/apps/{app}/users/{user}/devices": [

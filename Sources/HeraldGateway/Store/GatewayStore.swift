@@ -50,7 +50,7 @@ protocol GatewayStore: DatabaseConnectivity, ActivityStore {
     /// wins; what it leaves out stays).
     func upsertDevices(app: String, tokens: [DeviceToken], registration: DeviceRegistration, now: Int64) async throws
     /// Devices of an app in token order after `after`, optionally only one state, tag or user.
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice]
+    func devices(app: String, filter: DeviceFilter, after: String?, limit: Int) async throws -> [StoredDevice]
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool
     /// Erases a user: its devices, and every stored copy of its id and tokens (deliveries keep
     /// their outcome without the token; those still queued are cancelled; webhook events that
@@ -498,10 +498,21 @@ final class RecentSet: Sendable {
     }
 }
 
+/// Which devices a listing gives: each condition given must hold.
+struct DeviceFilter: Sendable, Equatable {
+    var state: DeviceState?
+    var tag: String?
+    var user: String?
+    /// Tokens that start with these (lower-case) hex digits.
+    var prefix: String?
+    /// Devices that died at or after this time (Unix milliseconds).
+    var deadSince: Int64?
+}
+
 extension GatewayStore {
-    /// Devices by token (after `after`), without a token prefix.
+    /// Devices by token (after `after`) in a state, with a tag, of a user.
     func devices(app: String, state: DeviceState?, tag: String?, user: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await devices(app: app, state: state, tag: tag, user: user, prefix: nil, after: after, limit: limit)
+        try await devices(app: app, filter: DeviceFilter(state: state, tag: tag, user: user), after: after, limit: limit)
     }
 }
 

@@ -100,8 +100,8 @@ final class GuardedStore: GatewayStore {
             try await $0.upsertDevices(app: app, tokens: tokens, registration: registration, now: now)
         }
     }
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
-        try await call("devices") { try await $0.devices(app: app, state: state, tag: tag, user: user, prefix: prefix, after: after, limit: limit) }
+    func devices(app: String, filter: DeviceFilter, after: String?, limit: Int) async throws -> [StoredDevice] {
+        try await call("devices") { try await $0.devices(app: app, filter: filter, after: after, limit: limit) }
     }
     func deleteDevice(app: String, token: DeviceToken) async throws -> Bool {
         try await call("deleteDevice") { try await $0.deleteDevice(app: app, token: token) }

@@ -186,14 +186,15 @@ final class SQLGatewayStore: GatewayStore {
 
     private static let deviceColumns = "token, state, tags, reason, dead_at, updated_at, user_id, language, time_zone"
 
-    func devices(app: String, state: DeviceState?, tag: String?, user: String?, prefix: String?, after: String?, limit: Int) async throws -> [StoredDevice] {
+    func devices(app: String, filter: DeviceFilter, after: String?, limit: Int) async throws -> [StoredDevice] {
         var statement = SQLStatement("SELECT \(Self.deviceColumns) FROM devices WHERE app_id = ?", [.text(app)])
-        statement.and("state = ?", state.map { .text($0.rawValue) })
-        statement.and("token IN (SELECT token FROM device_tags WHERE app_id = devices.app_id AND tag = ?)", tag.map(SQLValue.text))
-        statement.and("user_id = ?", user.map(SQLValue.text))
+        statement.and("state = ?", filter.state.map { .text($0.rawValue) })
+        statement.and("token IN (SELECT token FROM device_tags WHERE app_id = devices.app_id AND tag = ?)", filter.tag.map(SQLValue.text))
+        statement.and("user_id = ?", filter.user.map(SQLValue.text))
         // Tokens are lower-case hex: those starting with `prefix` sort from it to it + "g".
-        statement.and("token >= ?", prefix.map(SQLValue.text))
-        statement.and("token < ?", prefix.map { .text($0 + "g") })
+        statement.and("token >= ?", filter.prefix.map(SQLValue.text))
+        statement.and("token < ?", filter.prefix.map { .text($0 + "g") })
+        statement.and("dead_at >= ?", filter.deadSince.map(SQLValue.integer))
         statement.and("token > ?", after.map(SQLValue.text))
         statement.append(" ORDER BY token LIMIT ?", SQLValue(limit))
         return try await database.query(statement).map { row in

@@ -2,7 +2,8 @@
 
     browser.py CHROMIUM BASE_URL OUT_FILE PLAN_JSON
 
-PLAN_JSON: {"adminKey", "scopedKey", "app", "token", "hostile", "axe": path to axe.min.js}. It signs in, opens every
+PLAN_JSON: {"adminKey", "scopedKey", "app", "token", "hostile", "axe": path to axe.min.js}
+(the app has a token that died, which the devices page finds among those dead this week). It signs in, opens every
 page (timing each until it is drawn, running axe-core in the light and the dark appearance,
 checking a 400-pixel window), composes and sends a notification to the mock and watches it
 reach done, schedules one and cancels it, sends a test push, makes a key, then signs in again
@@ -123,6 +124,11 @@ async def main():
         result["texts"]["notifications after"] = await page.js("document.getElementById('page').innerText")
         await show("devices")
         result["texts"]["devices after"] = await page.js("document.getElementById('page').innerText")
+        # Which tokens died this week.
+        await page.js("""(() => { document.getElementById('d-state').value = 'dead'; document.getElementById('d-died').value = '7';
+            document.body.dataset.devices = ''; document.querySelector('#device-search button').click(); return true; })()""")
+        await page.wait_for("document.body.dataset.devices !== ''", "the dead tokens of the week", 20)
+        result["texts"]["dead this week"] = await page.js("document.getElementById('devices').innerText")
 
         # A test push from the app's page: Apple's answer (the mock's) shows.
         await show("apps/" + plan["app"])

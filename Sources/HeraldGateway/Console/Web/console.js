@@ -24,6 +24,8 @@ const svg = (tag, attributes, ...children) => {
   return node;
 };
 const short = (text, n = 10) => text && text.length > n ? text.slice(0, n) + "…" : (text || "—");
+// A token by its first and last eight digits: tokens of one app may share either end.
+const tokenText = (token) => token && token.length > 20 ? `${token.slice(0, 8)}…${token.slice(-8)}` : (token || "—");
 const time = (value) => value ? new Date(value).toLocaleString() : "—";
 const plural = (n, word, words) => `${n} ${n === 1 ? word : (words || word + "s")}`;
 const pill = (text) => el("span", { class: "pill " + text }, text);
@@ -224,7 +226,7 @@ async function testPush(app, kind, target, result) {
     const open = answer.deliveries.filter((d) => d.state === "queued" || d.state === "claimed");
     if (open.length && Date.now() - started < 30000 && state.route === "apps") { later(500, poll); return; }
     result.replaceChildren(el("ul", { class: "findings" }, answer.deliveries.map((d) => el("li", {},
-      pill(d.state), " ", el("span", { class: "mono" }, short(d.token, 16)), " ",
+      pill(d.state), " ", el("span", { class: "mono" }, tokenText(d.token)), " ",
       d.status ? `${d.status} ${d.reason || ""}` : (open.length ? "still waiting" : ""),
       d.meaning ? el("div", { class: "meta" }, d.meaning) : null))));
     result.dataset.done = "true";
@@ -442,7 +444,7 @@ async function notificationPage(app, id) {
     deliveries.replaceChildren(answer.deliveries.length ? el("div", { class: "table-wrap" }, el("table", {},
       el("thead", {}, el("tr", {}, ["Token", "State", "Answer", "Attempts", "Updated"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, answer.deliveries.map((d) => el("tr", {},
-        el("td", { class: "mono" }, short(d.token, 16)), el("td", {}, pill(d.state)),
+        el("td", { class: "mono" }, tokenText(d.token)), el("td", {}, pill(d.state)),
         el("td", {}, d.status ? `${d.status} ${d.reason || ""}` : "—", d.meaning ? el("div", { class: "meta" }, d.meaning) : null),
         el("td", {}, String(d.attempts)), el("td", {}, time(d.updatedAt))))))) : el("p", { class: "meta" }, "No delivery in this state."),
     el("div", { class: "pager" },
@@ -465,6 +467,8 @@ async function devicesPage() {
   const user = el("input", { id: "d-user", autocomplete: "off" });
   const tag = el("input", { id: "d-tag", autocomplete: "off" });
   const stateFilter = el("select", { id: "d-state" }, el("option", { value: "" }, "All"), el("option", { value: "active" }, "Active"), el("option", { value: "dead" }, "Dead"));
+  const died = el("select", { id: "d-died" }, el("option", { value: "" }, "Any time"), el("option", { value: "1" }, "Last 24 hours"),
+    el("option", { value: "7" }, "Last 7 days"), el("option", { value: "30" }, "Last 30 days"));
   const list = el("div", { id: "devices" });
   const cursors = [null];
   async function load() {
@@ -473,6 +477,7 @@ async function devicesPage() {
     if (user.value.trim()) query.set("user", user.value.trim());
     if (tag.value.trim()) query.set("tag", tag.value.trim());
     if (stateFilter.value) query.set("state", stateFilter.value);
+    if (died.value) query.set("deadSince", new Date(Date.now() - Number(died.value) * 86400e3).toISOString());
     const after = cursors[cursors.length - 1];
     if (after) query.set("after", after);
     let answer;
@@ -482,7 +487,7 @@ async function devicesPage() {
     list.replaceChildren(answer.devices.length ? el("div", { class: "table-wrap" }, el("table", {},
       el("thead", {}, el("tr", {}, ["Token", "State", "User", "Language", "Zone", "Tags", "Why dead"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, answer.devices.map((d) => el("tr", {},
-        el("td", { class: "mono" }, short(d.token, 20)), el("td", {}, pill(d.state)), el("td", {}, d.user || "—"),
+        el("td", { class: "mono" }, tokenText(d.token)), el("td", {}, pill(d.state)), el("td", {}, d.user || "—"),
         el("td", {}, d.language || "—"), el("td", {}, d.timeZone || "—"), el("td", {}, d.tags.join(", ") || "—"),
         el("td", {}, d.reason ? `${d.reason}, ${time(d.deadAt)}` : "—")))))) : el("p", { class: "meta" }, "No device matches."),
     el("div", { class: "pager" },
@@ -492,7 +497,7 @@ async function devicesPage() {
   }
   const search = el("form", { id: "device-search", role: "search", onsubmit: (e) => { e.preventDefault(); cursors.splice(1); load(); } },
     el("div", { class: "row" }, el("label", {}, "Token starts with", prefix), el("label", {}, "User", user), el("label", {}, "Tag", tag),
-      el("label", {}, "State", stateFilter), el("button", { type: "submit" }, "Search")));
+      el("label", {}, "State", stateFilter), el("label", {}, "Died", died), el("button", { type: "submit" }, "Search")));
   const eraseUser = el("input", { id: "erase-user", autocomplete: "off", required: true });
   const eraseResult = el("p", { id: "erase-result", "aria-live": "polite" });
   let armed = null;
