@@ -240,10 +240,12 @@ final class Dispatcher: Sendable {
         guard let job else { return }
         // Paused (here, or in the database as last read): back to the queue, where it waits.
         if let reason = entry.pausedReason { return giveBack(hold, reason: Self.waiting(reason)) }
-        // Its time passed while it waited (a long queue, a paused app): not sent. A notification
-        // with expiration 0 ("try once, now") is still tried once.
+        // Its time passed while it waited (a long queue, a paused app, a retry's backoff): not
+        // sent. A notification with expiration 0 ("try once, now") is still tried once. What its
+        // last attempt got stays in the reason.
         if job.request.headers.expiration != .immediately, job.expiresAt <= nowMilliseconds {
-            let outcome = DeliveryOutcome.Result.expired(reason: "expired before it could be sent")
+            let reason = delivery.lastReason.map { "expired before it could be sent again (last answer: \($0))" } ?? "expired before it could be sent"
+            let outcome = DeliveryOutcome.Result.expired(reason: reason)
             return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
                 for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: nowMilliseconds), doneWebhook: entry.wantsJobDone)
         }

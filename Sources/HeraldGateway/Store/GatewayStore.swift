@@ -392,6 +392,9 @@ struct StoredDelivery: Sendable, Equatable {
     var dueAt: Int64? = nil
     /// Which of the job's payloads it gets (0: the job's own; else a language's).
     var variant: Int = 0
+    /// Why its last attempt did not end it (APNs' reason, or the connection's failure), if it
+    /// was tried before.
+    var lastReason: String? = nil
 }
 
 /// A delivery a worker holds.
@@ -405,6 +408,9 @@ struct ClaimedDelivery: Sendable, Equatable {
     var attempts: Int
     /// Which of the job's payloads it gets (0: the job's own; else a language's).
     var variant: Int = 0
+    /// Why its last attempt did not end it (APNs' reason, or the connection's failure), if it
+    /// was tried before.
+    var lastReason: String? = nil
 }
 
 /// What became of one delivery.

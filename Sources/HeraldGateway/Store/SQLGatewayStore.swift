@@ -561,7 +561,7 @@ final class SQLGatewayStore: GatewayStore {
                          WHERE state IN ('queued', 'claimed') AND due_at <= ? AND \(claimable)
                            AND app_id NOT IN (SELECT id FROM apps WHERE paused_at IS NOT NULL)
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
-            RETURNING id, job_id, app_id, token, apns_id, attempts, variant
+            RETURNING id, job_id, app_id, token, apns_id, attempts, variant, reason
             """,
             binds
         ).map { row in
@@ -569,7 +569,7 @@ final class SQLGatewayStore: GatewayStore {
             return ClaimedDelivery(
                 id: id, job: job, app: row.text("app_id") ?? "", token: row.text("token") ?? "",
                 apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: id), attempts: Int(row.integer("attempts") ?? 0),
-                variant: Int(row.integer("variant") ?? 0))
+                variant: Int(row.integer("variant") ?? 0), lastReason: row.text("reason"))
         }.sorted { $0.id < $1.id }
         // A job's first claim says when it started (a schedule that waited through an outage
         // says how late); once per job, remembered here.

@@ -5,7 +5,8 @@ import Logging
 /// One line per API request at `info`: method, path (without the query), status, milliseconds,
 /// and the caller's key id (`key_…`, derived from the key as the store names it; never the key
 /// itself); counted in `herald_gateway_http_requests_total{method, status}`. Probes and
-/// `/metrics` are logged at `debug` (a scraper every few seconds would drown the log).
+/// `/metrics` are logged at `debug` (a scraper every few seconds would drown the log), and so is
+/// `/v1/stats`, which an open console polls.
 struct AccessLog: RouterMiddleware {
     typealias Context = BasicRequestContext
     let logger: Logger
@@ -29,7 +30,8 @@ struct AccessLog: RouterMiddleware {
         let method = request.method.rawValue
         metrics.request(method: method, status: status)
         let path = request.uri.path
-        let level: Logger.Level = ["/healthz", "/readyz", "/metrics"].contains(path) ? .debug : .info
+        // The console's health page polls `/v1/stats` every five seconds: a probe too.
+        let level: Logger.Level = ["/healthz", "/readyz", "/metrics", "/v1/stats"].contains(path) ? .debug : .info
         guard logger.logLevel <= level else { return }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15

@@ -372,7 +372,9 @@ async function notificationsPage(id) {
       answer.next ? el("button", { type: "button", onclick: () => { cursors.push(answer.next); load(); } }, "Older") : null));
     widths(list);
     // Live progress while anything on this page is under way: polled, one request at a time.
-    if (jobs.some((j) => j.status === "sending" || j.status === "scheduled")) later(2000, () => { if (state.route === "notifications") load(); });
+    // (every 2 seconds while one sends, every 30 while some only wait for their time).
+    const every = jobs.some((j) => j.status === "sending") ? 2000 : jobs.some((j) => j.status === "scheduled") ? 30000 : 0;
+    if (every) later(every, () => { if (state.route === "notifications") load(); });
     document.body.dataset.jobs = String(jobs.length);
   }
   const activityCursors = [null];
@@ -433,7 +435,8 @@ async function notificationPage(app, id) {
       job.status === "scheduled" || job.status === "sending" ? el("button", { type: "button", class: "danger", onclick: () => cancel(app, id) }, "Cancel") : null,
     ].filter(Boolean));
     document.body.dataset.jobStatus = job.status;
-    if (job.status === "sending" || job.status === "scheduled") later(1500, () => { if (state.route === "notifications") { loadJob(); loadDeliveries(); } });
+    const every = job.status === "sending" ? 1500 : job.status === "scheduled" ? 30000 : 0;
+    if (every) later(every, () => { if (state.route === "notifications") { loadJob(); loadDeliveries(); } });
   }
   async function loadDeliveries() {
     const query = new URLSearchParams({ limit: "50" });
