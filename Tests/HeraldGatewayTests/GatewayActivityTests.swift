@@ -85,7 +85,7 @@ struct GatewayActivityTests {
     /// concurrent updates with GOAWAYs forcing retries, the newest shown and nothing older after
     /// a newer, end removes it, an update after the end is a 409. On PostgreSQL with a second
     /// gateway process working the same activities: nothing is sent twice.
-    @Test(arguments: GatewayHarness.Backend.available)
+    @Test(.heavy, arguments: GatewayHarness.Backend.available)
     func theWholeLoopWithTheMockAsTheDevice(backend: GatewayHarness.Backend) async throws {
         let harness = try await Self.start(backend, goAway: true)
         var second: GatewayServer?

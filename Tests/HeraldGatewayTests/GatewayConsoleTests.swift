@@ -129,7 +129,7 @@ import Testing
     /// under axe-core in both appearances and in a narrow window; a payload linted as typed,
     /// previewed, sent to the mock and watched to done; a schedule cancelled; a test push; a key
     /// made; markup shown as text everywhere; a key for one app sees that app only.
-    @Test func theConsoleInChromium() async throws {
+    @Test(.heavy) func theConsoleInChromium() async throws {
         let (chromium, python, axe) = try WebPageChecks.browserTools()
 
         // A webhook receiver that is down: it answers 500 with a body (markup in it) every time.

@@ -88,7 +88,7 @@ import Testing
 
     /// Chromium with an NSS database that trusts the test's CA loads the console over HTTP/2,
     /// without the plain-HTTP banner; without that trust it refuses the certificate.
-    @Test func chromiumTrustingTheCALoadsTheConsole() async throws {
+    @Test(.heavy) func chromiumTrustingTheCALoadsTheConsole() async throws {
         let (chromium, python, _) = try WebPageChecks.browserTools()
         let certutil = try ExternalTools.require("certutil", package: "libnss3-tools")
         let certificates = try Certificates()
