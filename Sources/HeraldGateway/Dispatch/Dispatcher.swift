@@ -490,7 +490,7 @@ final class Dispatcher: Sendable {
         let elapsed = ContinuousClock.now - started
         let latency = elapsed.secondsText
         let attempt = WebhookAttempt(
-            status: answer?.status, milliseconds: elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000,
+            status: answer?.status, milliseconds: elapsed.milliseconds,
             answer: answer.map { String(decoding: $0.prefix, as: UTF8.self) })
         let done = nowMilliseconds
         guard let failure else {
