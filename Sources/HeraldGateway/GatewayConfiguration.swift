@@ -38,6 +38,34 @@ public struct GatewayConfiguration: Sendable {
             self.keyPath = keyPath
         }
     }
+    /// OpenTelemetry traces, exported over OTLP/HTTP: a span per API request (under the caller's
+    /// W3C `traceparent`, when it sends one), one per submission's commit, and one per delivery
+    /// attempt in the submission's trace, whichever process sends it. Off when `nil`.
+    public var traces: Traces? = nil
+
+    /// Where and how traces are exported.
+    public struct Traces: Sendable, Hashable {
+        /// The collector's traces URL: `http://collector:4318/v1/traces` (OTLP/HTTP, protobuf).
+        public var endpoint: String
+        /// `service.name` on every span (`OTEL_SERVICE_NAME`).
+        public var serviceName: String
+        /// Spans held while the collector is slow or away; past this, new spans are dropped and
+        /// counted (`herald_gateway_trace_spans_total{result="dropped"}`). Sending never waits
+        /// for the collector.
+        public var bufferLimit: Int = 8_192
+        /// The longest one export may take (connecting and the collector's answer).
+        public var timeout: Duration = .seconds(10)
+        /// How often a part batch is exported (a full batch of 512 goes at once).
+        public var interval: Duration = .seconds(1)
+
+        /// Traces sent to `endpoint` (the full URL, ending in `/v1/traces` for a standard
+        /// collector) under `serviceName`.
+        public init(endpoint: String, serviceName: String = "herald") {
+            self.endpoint = endpoint
+            self.serviceName = serviceName
+        }
+    }
+
     /// An administrator API key to create at start-up if the database has none with this value
     /// (from `HERALD_GATEWAY_ADMIN_KEY`, say). With none given and no key in the database, one
     /// is made and shown once (``GatewayServer/generatedAdminKey``).
@@ -121,5 +149,14 @@ public struct GatewayConfiguration: Sendable {
         try check(pollInterval > .zero && flushInterval > .zero, "pollInterval", "pollInterval and flushInterval are above zero")
         if let retention { try check(retention > .zero, "retention", "above zero (nil keeps everything)") }
         try check(retentionBatch >= 1, "retentionBatch", "at least 1")
+        if let traces {
+            let url = URL(string: traces.endpoint)
+            try check(
+                ["http", "https"].contains(url?.scheme ?? "") && !(url?.host ?? "").isEmpty, "traces.endpoint",
+                "'\(traces.endpoint)' is not an http or https URL, such as http://127.0.0.1:4318/v1/traces")
+            try check(!traces.serviceName.isEmpty, "traces.serviceName", "not empty")
+            try check(traces.bufferLimit >= 1, "traces.bufferLimit", "at least 1")
+            try check(traces.timeout > .zero && traces.interval > .zero, "traces.timeout", "timeout and interval are above zero")
+        }
     }
 }

@@ -29,11 +29,14 @@ public final class GatewayServer: Service, Sendable {
     /// The configuration.
     public let configuration: GatewayConfiguration
     let metrics: GatewayMetrics
+    /// Spans for the API's requests, commits and delivery attempts, with ``GatewayConfiguration/traces``.
+    let tracer: GatewayTracer?
     /// This process's name in claims.
     public let workerName: String
     /// The store and the apps' clients, once the database is open.
     private let core = Mutex<(store: GuardedStore, apps: AppDirectory)?>(nil)
     private let running = Mutex<(api: APIServer?, dispatcher: Dispatcher?, task: Task<Void, Never>?)>((nil, nil, nil))
+    private let exporting = Mutex<Task<Void, Never>?>(nil)
     private let accepting = Atomic<Bool>(false)
     private let keyCache = Mutex<[String: (key: StoredKey, until: ContinuousClock.Instant)]>([:])
     private let adminKey = Mutex<String?>(nil)
@@ -42,10 +45,19 @@ public final class GatewayServer: Service, Sendable {
     /// ``GatewayConfiguration/makesNewAdminKey`` asked for one.
     public var generatedAdminKey: String? { adminKey.withLock { $0 } }
 
-    private init(configuration: GatewayConfiguration, workerName: String) {
+    private init(configuration: GatewayConfiguration, workerName: String) throws {
+        var configuration = configuration
+        let metrics = GatewayMetrics(now: { [now = configuration.now] in Int64((now().timeIntervalSince1970 * 1000).rounded()) })
+        if let traces = configuration.traces {
+            // Log lines written inside a span carry its trace and span ids.
+            configuration.logger = GatewayTracer.tracing(configuration.logger)
+            tracer = GatewayTracer(exporter: try TraceExporter(settings: traces, worker: workerName, metrics: metrics, logger: configuration.logger))
+        } else {
+            tracer = nil
+        }
         self.configuration = configuration
         self.workerName = workerName
-        metrics = GatewayMetrics(now: { [now = configuration.now] in Int64((now().timeIntervalSince1970 * 1000).rounded()) })
+        self.metrics = metrics
     }
 
     /// The store (set by ``open(configuration:)`` before any route reaches it).
@@ -65,7 +77,12 @@ public final class GatewayServer: Service, Sendable {
         var random = SystemRandomNumberGenerator()
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let name = configuration.workerName ?? "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(String(random.next() % 0xFFFF, radix: 16))"
-        let server = GatewayServer(configuration: configuration, workerName: name)
+        let server: GatewayServer
+        do {
+            server = try GatewayServer(configuration: configuration, workerName: name)
+        } catch {
+            throw GatewayStartError(message: "cannot export traces: \(error)")
+        }
         var tls: APITLS?
         if let files = configuration.tls {
             do {
@@ -139,13 +156,16 @@ public final class GatewayServer: Service, Sendable {
         var dispatcher: Dispatcher?
         var task: Task<Void, Never>?
         if configuration.runsWorkers {
-            let made = Dispatcher(store: store, configuration: configuration, worker: workerName, apps: apps, metrics: metrics)
+            let made = Dispatcher(store: store, configuration: configuration, worker: workerName, apps: apps, metrics: metrics, tracer: tracer)
             dispatcher = made
             task = Task { await made.run() }
         }
         running.withLock { state in
             state.dispatcher = dispatcher
             state.task = task
+        }
+        if let exporter = tracer?.exporter {
+            exporting.withLock { $0 = Task { await exporter.run() } }
         }
         accepting.store(true, ordering: .relaxed)
     }
@@ -173,6 +193,11 @@ public final class GatewayServer: Service, Sendable {
                     metadata: ["grace": "\(configuration.shutdownGracePeriod.secondsText)"])
                 task.cancel()
             }
+        }
+        // The last spans, for two seconds at most: a collector that is away costs no more.
+        if let exporter = tracer?.exporter, let export = exporting.withLock({ $0 }) {
+            exporter.stop()
+            if (try? await withDeadline(.seconds(2), "exporting the last spans") { await export.value }) == nil { export.cancel() }
         }
         guard isOpen else { return }
         let apps = self.apps
@@ -348,7 +373,33 @@ public final class GatewayServer: Service, Sendable {
             job.localTime = time.description
         }
         job.audienceDescription = description
-        switch try await store.submit(job, recipients: size) {
+        // The commit's span: the job keeps its context, and each delivery attempt, in whichever
+        // process, is a span under it (one job, one trace).
+        var commit = tracer.map { _ in Span("notification.commit", kind: .internal, parent: TraceContext.current) }
+        job.traceParent = commit?.context.traceparent
+        let stored: SubmitResult
+        do {
+            stored = try await store.submit(job, recipients: size)
+        } catch {
+            if var failed = commit {
+                failed.status = .error(store.describe(error))
+                tracer?.finish(failed)
+            }
+            throw error
+        }
+        if commit != nil {
+            commit?.set("herald.app", app.id)
+            switch stored {
+            case .created(let summary), .existing(let summary):
+                commit?.set("herald.notification.id", summary.id)
+                commit?.set("herald.deliveries", summary.tokenCount)
+                commit?.set("herald.result", { if case .created = stored { "created" } else { "replayed" } }())
+            case .conflict:
+                commit?.set("herald.result", "conflict")
+            }
+            if let commit { tracer?.finish(commit) }
+        }
+        switch stored {
         case .created(let summary):
             metrics.submission(app.id, "accepted")
             metrics.submittedTokens(app.id, summary.tokenCount)

@@ -157,8 +157,8 @@ package enum OpenAPI {
 /// The paths an OpenAPI document gives and their methods: what tells a path asked with the
 /// wrong method (405) from one that does not exist (404).
 package struct DocumentedRoutes: Sendable {
-    /// Each path's segments (`nil` for a `{parameter}`) and its methods, upper case.
-    private let routes: [(segments: [Substring?], methods: [String])]
+    /// Each path's template, its segments (`nil` for a `{parameter}`) and its methods, upper case.
+    private let routes: [(template: String, segments: [Substring?], methods: [String])]
 
     /// The routes of `document`'s `paths`.
     package init(_ document: JSONValue) {
@@ -166,15 +166,21 @@ package struct DocumentedRoutes: Sendable {
         routes = paths.members.map { member in
             let segments = member.key.split(separator: "/").map { $0.hasPrefix("{") ? nil : $0 }
             let methods = (member.value.objectValue?.members.map { $0.key.uppercased() } ?? []).sorted()
-            return (segments, methods)
+            return (member.key, segments, methods)
         }
     }
 
     /// The methods the document gives `path`, if it documents the path.
-    package func methods(forPath path: String) -> [String]? {
+    package func methods(forPath path: String) -> [String]? { match(path)?.methods }
+
+    /// The documented template `path` matches (`/v1/apps/{app}/notifications/{id}`): the one
+    /// with the most fixed segments when several do.
+    package func template(forPath path: String) -> String? { match(path)?.template }
+
+    private func match(_ path: String) -> (template: String, segments: [Substring?], methods: [String])? {
         let parts = path.split(separator: "/")
-        return routes.first { route in
+        return routes.filter { route in
             route.segments.count == parts.count && zip(route.segments, parts).allSatisfy { $0 == nil || $0 == $1 }
-        }?.methods
+        }.max { $0.segments.count(where: { $0 != nil }) < $1.segments.count(where: { $0 != nil }) }
     }
 }

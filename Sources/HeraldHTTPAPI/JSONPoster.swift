@@ -4,7 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// Posts one JSON body over HTTP/1.1 (TLS for `https`) and returns the status with the answer's
+/// Posts one body (JSON unless told) over HTTP/1.1 (TLS for `https`) and returns the status with the answer's
 /// first bytes, or why there is none: the gateway's webhooks, the mock's reports of Live Activity
 /// tokens. Redirects are not followed: a receiver gives its final address.
 package struct JSONPoster: Sendable {
@@ -32,7 +32,9 @@ package struct JSONPoster: Sendable {
         package var prefix: [UInt8]
     }
 
-    package func post(_ urlText: String, body: [UInt8], headers: [(String, String)], timeout: Duration) async throws -> Answer {
+    package func post(
+        _ urlText: String, body: [UInt8], headers: [(String, String)], contentType: String = "application/json", timeout: Duration
+    ) async throws -> Answer {
         guard let url = URL(string: urlText), let host = url.host, let scheme = url.scheme else {
             throw Failure(description: "'\(urlText)' is not a URL")
         }
@@ -70,7 +72,7 @@ package struct JSONPoster: Sendable {
         }
         var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
         head.headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
-        head.headers.add(name: "Content-Type", value: "application/json")
+        head.headers.add(name: "Content-Type", value: contentType)
         head.headers.add(name: "Content-Length", value: String(body.count))
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "User-Agent", value: userAgent)

@@ -87,6 +87,14 @@ struct ServeCommand: AsyncParsableCommand {
             Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
             send rate, outcomes by reason, retries, latency, paused apps), /v1/openapi.json for \
             the API; an access line per request (never a key); times are RFC 3339 in UTC. \
+            Traces: --otlp-endpoint http://collector:4318 (or OTEL_EXPORTER_OTLP_ENDPOINT; \
+            OTEL_SERVICE_NAME names the service) exports OpenTelemetry spans over OTLP/HTTP: one \
+            per API request (under the caller's W3C traceparent header, so the trace starts in \
+            your backend), one per submission's commit, and one per delivery attempt with its \
+            apns-id, status, reason, attempt and process, in the submission's trace whichever \
+            process sends it; log lines inside a span carry trace_id and span_id. A collector \
+            that is slow or away never slows sending: spans past a bounded buffer are dropped \
+            and counted (herald_gateway_trace_spans_total). \
             SIGTERM or SIGINT stops gracefully, within --grace seconds: the API and the claims stop \
             at once, what has not started sending is given back (another process may send it at \
             once), sends under way end and are recorded; whatever is left at the end of the grace \
@@ -136,6 +144,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("retain-days"), help: ArgumentHelp("Days finished notifications (with their outcomes) and delivered webhook events are kept; 0 keeps them for ever. Devices are always kept.", valueName: "DAYS"))
     var retainDays: Double = 30
 
+    @Option(name: .customLong("otlp-endpoint"), help: ArgumentHelp("Export traces to this OpenTelemetry collector over OTLP/HTTP (protobuf): its base URL, such as http://127.0.0.1:4318 (spans go to /v1/traces), or the full traces URL. Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; OTEL_SERVICE_NAME names the service (herald).", valueName: "URL"))
+    var otlpEndpoint: String?
+
     @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")
     var apiOnly = false
 
@@ -183,6 +194,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "herald.gateway")
         logger.logLevel = Logger.Level(rawValue: log) ?? .info
         configuration.logger = logger
+        configuration.traces = try Self.traces(option: otlpEndpoint, environment: ProcessInfo.processInfo.environment)
         if let adminKeyVariable {
             guard let key = ProcessInfo.processInfo.environment[adminKeyVariable], key.utf8.count >= 16 else {
                 throw UsageError(message: "--admin-key-env \(adminKeyVariable): the variable is unset or shorter than 16 characters")
@@ -206,6 +218,9 @@ struct ServeCommand: AsyncParsableCommand {
             "  OpenAPI    \(address)v1/openapi.json",
             "  metrics    \(address)metrics",
         ]
+        if let traces = configuration.traces {
+            lines.append("  traces     OTLP/HTTP to \(traces.endpoint) (service \(traces.serviceName))")
+        }
         if tlsCertificate == nil && !Self.isLoopback(host) {
             lines.append("  warning    plain HTTP on \(host): API keys cross the network readable; give --tls-certificate and --tls-key, or put TLS in front")
         }
@@ -216,6 +231,39 @@ struct ServeCommand: AsyncParsableCommand {
         // The server is started: the group only waits for the signal and stops it.
         try await serve([StopOnShutdown(server: server)], banner: lines.joined(separator: "\n") + "\n", logger: logger)
         print("herald serve: stopped")
+    }
+
+    /// Where traces go: `--otlp-endpoint`, else the OpenTelemetry variables (the traces URL as
+    /// given, or the base URL with `/v1/traces`); `nil` when none is set or
+    /// `OTEL_TRACES_EXPORTER` is `none`.
+    static func traces(option: String?, environment: [String: String]) throws -> GatewayConfiguration.Traces? {
+        func given(_ name: String) -> String? { environment[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 } }
+        if option == nil, given("OTEL_TRACES_EXPORTER") == "none" { return nil }
+        if let protocolName = given("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? given("OTEL_EXPORTER_OTLP_PROTOCOL"), protocolName != "http/protobuf" {
+            throw UsageError(message: "OTEL_EXPORTER_OTLP_PROTOCOL=\(protocolName): herald serve exports traces over http/protobuf only (an OpenTelemetry collector takes it on port 4318)")
+        }
+        let endpoint: String
+        let source: String
+        if let option {
+            (endpoint, source) = (withTracesPath(option), "--otlp-endpoint")
+        } else if let full = given("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+            (endpoint, source) = (full, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        } else if let base = given("OTEL_EXPORTER_OTLP_ENDPOINT") {
+            (endpoint, source) = (withTracesPath(base), "OTEL_EXPORTER_OTLP_ENDPOINT")
+        } else {
+            return nil
+        }
+        guard let url = URLComponents(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), !(url.host ?? "").isEmpty else {
+            throw UsageError(message: "\(source) '\(option ?? endpoint)' is not an http or https URL (an OpenTelemetry collector's OTLP/HTTP address, such as http://127.0.0.1:4318)")
+        }
+        return GatewayConfiguration.Traces(endpoint: endpoint, serviceName: given("OTEL_SERVICE_NAME") ?? "herald")
+    }
+
+    /// A collector's base URL with OTLP/HTTP's traces path (`/v1/traces`), unless it has it.
+    static func withTracesPath(_ base: String) -> String {
+        var trimmed = base
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed.hasSuffix("/v1/traces") ? trimmed : trimmed + "/v1/traces"
     }
 
     /// What to do about a port in use, naming the flag of the command that was run.

@@ -34,6 +34,10 @@ struct GatewayAPI {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         let server = self.server
+        // The request's span first: the access log's line is written inside it.
+        if let tracer = server.tracer {
+            router.add(middleware: TraceRequests(tracer: tracer) { Self.documentedRoutes.template(forPath: $0) })
+        }
         router.add(middleware: AccessLog(logger: server.configuration.logger, metrics: server.metrics))
         router.add(middleware: ErrorShapeMiddleware(logger: server.configuration.logger, methods: Self.methods(forPath:)) { error in
             (error as? StoreUnavailable).map(Self.unavailable)

@@ -54,8 +54,12 @@ final class Dispatcher: Sendable {
     private let sending = Atomic<Int>(0)
     private var logger: Logger { configuration.logger }
 
-    init(store: GuardedStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics) {
+    /// Spans for the attempts, when traces are exported.
+    private let tracer: GatewayTracer?
+
+    init(store: GuardedStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics, tracer: GatewayTracer? = nil) {
         self.store = store
+        self.tracer = tracer
         self.configuration = configuration
         self.worker = worker
         self.apps = apps
@@ -207,6 +211,10 @@ final class Dispatcher: Sendable {
 
     private func send(_ delivery: ClaimedDelivery, ticket: Int) async {
         let hold = (delivery.id, ticket)
+        // The attempt's span, from the claim to APNs' answer, under the submission's span.
+        let claimedAt = tracer == nil ? 0 : Span.now()
+        var span: Span?
+        defer { if let span { tracer?.finish(span) } }
         // The job and the app; the database may be away: wait while the lease lasts.
         var job: JobCache.Content?
         var lookup: AppDirectory.Lookup?
@@ -238,14 +246,19 @@ final class Dispatcher: Sendable {
             return add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
         }
         guard let job else { return }
+        if tracer != nil { span = attemptSpan(delivery, job: job, start: claimedAt) }
         // Paused (here, or in the database as last read): back to the queue, where it waits.
-        if let reason = entry.pausedReason { return giveBack(hold, reason: Self.waiting(reason)) }
+        if let reason = entry.pausedReason {
+            span?.set("herald.outcome", "waiting")
+            return giveBack(hold, reason: Self.waiting(reason))
+        }
         // Its time passed while it waited (a long queue, a paused app, a retry's backoff): not
         // sent. A notification with expiration 0 ("try once, now") is still tried once. What its
         // last attempt got stays in the reason.
         if job.request.headers.expiration != .immediately, job.expiresAt <= nowMilliseconds {
             let reason = delivery.lastReason.map { "expired before it could be sent again (last answer: \($0))" } ?? "expired before it could be sent"
             let outcome = DeliveryOutcome.Result.expired(reason: reason)
+            span?.note(outcome)
             return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
                 for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: nowMilliseconds), doneWebhook: entry.wantsJobDone)
         }
@@ -279,7 +292,10 @@ final class Dispatcher: Sendable {
         let started = ContinuousClock.now
         var request = job.request(variant: delivery.variant).to(token)
         request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
-        let result = await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
+        let result = await TraceContext.$current.withValue(span?.context) {
+            await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
+        }
+        span?.note(result)
         if case .success = result { entry.gate.leave(accepted: true) }
         defer { if case .failure = result { entry.gate.leave(accepted: false) } }
         metrics.sent(delivery.app, elapsed: ContinuousClock.now - started)
@@ -291,6 +307,8 @@ final class Dispatcher: Sendable {
             // The credentials or the server, not the device: the app pauses and this waits
             // (unless it expires meanwhile).
             await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
+            span?.set("herald.outcome", "waiting")
+            span?.status = .error("the app is paused: \(failure.reason)")
             guard now < job.expiresAt else {
                 let outcome = DeliveryOutcome.Result.expired(reason: "the app is paused: \(failure.reason)")
                 return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
@@ -299,10 +317,26 @@ final class Dispatcher: Sendable {
             return giveBack(hold, reason: Self.waiting(failure.reason))
         }
         guard let outcome = configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: job.expiresAt, now: now) else {
+            span?.set("herald.outcome", "waiting")
             return giveBack(hold)
         }
+        span?.note(outcome)
         add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
             for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
+    }
+
+    /// An attempt's span: under the submission's span when the job has one (the attempt is
+    /// then part of the submission's trace, whichever process made it), else a trace of its own.
+    private func attemptSpan(_ delivery: ClaimedDelivery, job: JobCache.Content, start: UInt64) -> Span {
+        var span = Span("apns.send", kind: .client, parent: job.trace)
+        span.start = start
+        span.set("herald.app", delivery.app)
+        span.set("herald.notification.id", delivery.job)
+        span.set("herald.delivery.id", Int(delivery.id))
+        span.set("apns-id", delivery.apnsID)
+        span.set("herald.attempt", delivery.attempts)
+        span.set("herald.process", worker)
+        return span
     }
 
     /// A waiting delivery's reason while its app is paused (`reason`).

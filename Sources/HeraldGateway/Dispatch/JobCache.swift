@@ -11,6 +11,8 @@ final class JobCache: Sendable {
         var metadata: String?
         /// The request in each language the job was given in, by variant (1, 2, …).
         var variants: [Int: APNsRequest] = [:]
+        /// The submission's span: each attempt's span goes under it.
+        var trace: TraceContext? = nil
 
         /// The request a delivery of `variant` sends.
         func request(variant: Int) -> APNsRequest { variants[variant] ?? request }
@@ -30,7 +32,8 @@ final class JobCache: Sendable {
                 let headers = Submission.headers(fromJSON: job.headers)
                 return Content(
                     request: APNsRequest(headers: headers, body: job.payload), expiresAt: job.expiresAt, metadata: job.metadata,
-                    variants: job.variants.mapValues { APNsRequest(headers: headers, body: $0) })
+                    variants: job.variants.mapValues { APNsRequest(headers: headers, body: $0) },
+                    trace: job.traceParent.flatMap { TraceContext(traceparent: $0) })
             }
             entries.tasks[id] = task
             entries.order.append(id)

@@ -316,6 +316,8 @@ struct NewJob: Sendable {
     var localTime: String? = nil
     /// What the audience was, to show (`all`, a tag, how many users; never their ids).
     var audienceDescription: String? = nil
+    /// The submission's span (a W3C `traceparent`): its deliveries' attempts are spans under it.
+    var traceParent: String? = nil
     /// The sender's own JSON object, given back with the job, its deliveries and its webhooks.
     var metadata: String? = nil
     /// The app's webhook wants `job.done`: stored with the job's last outcome.
@@ -376,6 +378,8 @@ struct JobContent: Sendable {
     var metadata: String? = nil
     /// The payload in other languages, by variant (1, 2, …).
     var variants: [Int: [UInt8]] = [:]
+    /// The submission's span (a W3C `traceparent`), when traces were exported.
+    var traceParent: String? = nil
 }
 
 struct StoredDelivery: Sendable, Equatable {

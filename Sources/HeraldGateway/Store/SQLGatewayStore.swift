@@ -291,13 +291,13 @@ final class SQLGatewayStore: GatewayStore {
             }
             try await executor.query(
                 """
-                INSERT INTO jobs (id, app_id, idempotency_key, request_hash, headers, payload, expires_at, token_count, created_at, metadata, local_time, audience)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                INSERT INTO jobs (id, app_id, idempotency_key, request_hash, headers, payload, expires_at, token_count, created_at, metadata, local_time, audience, trace_parent)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(job.id), .text(job.app), SQLValue(job.idempotencyKey), .text(job.requestHash), .text(job.headers),
                     .blob(job.payload), .integer(job.expiresAt), .integer(job.now), SQLValue(job.metadata), SQLValue(job.localTime),
-                    SQLValue(job.audienceDescription),
+                    SQLValue(job.audienceDescription), SQLValue(job.traceParent),
                 ])
             for variant in job.variants {
                 try await executor.query(
@@ -535,14 +535,15 @@ final class SQLGatewayStore: GatewayStore {
     }
 
     func jobContent(id: String) async throws -> JobContent? {
-        guard let row = try await database.query("SELECT app_id, headers, payload, expires_at, metadata FROM jobs WHERE id = ?", [.text(id)]).first else { return nil }
+        guard let row = try await database.query("SELECT app_id, headers, payload, expires_at, metadata, trace_parent FROM jobs WHERE id = ?", [.text(id)]).first
+        else { return nil }
         var variants: [Int: [UInt8]] = [:]
         for variant in try await database.query("SELECT variant, payload FROM job_variants WHERE job_id = ?", [.text(id)]) {
             variants[Int(variant.integer("variant") ?? 0)] = variant.blob("payload")
         }
         return JobContent(
             id: id, app: row.text("app_id") ?? "", headers: row.text("headers") ?? "{}", payload: row.blob("payload"),
-            expiresAt: row.integer("expires_at") ?? 0, metadata: row.text("metadata"), variants: variants)
+            expiresAt: row.integer("expires_at") ?? 0, metadata: row.text("metadata"), variants: variants, traceParent: row.text("trace_parent"))
     }
 
     // MARK: Dispatch

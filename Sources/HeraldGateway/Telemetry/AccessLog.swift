@@ -26,12 +26,15 @@ struct AccessLog: RouterMiddleware {
         return response
     }
 
+    /// Health probes, metrics scrapes, and the console's health page polling `/v1/stats`: logged
+    /// at debug, and not traced.
+    static let probePaths: Set<String> = ["/healthz", "/readyz", "/metrics", "/v1/stats"]
+
     private func log(_ request: Request, status: Int, started: ContinuousClock.Instant) {
         let method = request.method.rawValue
         metrics.request(method: method, status: status)
         let path = request.uri.path
-        // The console's health page polls `/v1/stats` every five seconds: a probe too.
-        let level: Logger.Level = ["/healthz", "/readyz", "/metrics", "/v1/stats"].contains(path) ? .debug : .info
+        let level: Logger.Level = Self.probePaths.contains(path) ? .debug : .info
         guard logger.logLevel <= level else { return }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15

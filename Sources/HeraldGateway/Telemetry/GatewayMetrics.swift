@@ -28,6 +28,8 @@ import Synchronization
 ///   and ends sent (`accepted`, `retry`, `rejected`, `superseded`, `dropped`), and
 ///   `herald_gateway_activity_priority10_total{app}`: updates sent at priority 10 (they count
 ///   against the device's budget).
+/// - `herald_gateway_trace_spans_total{result}`: spans `exported` to the OTLP collector,
+///   `dropped` (its buffer was full) or `failed` (the collector refused or did not answer).
 /// - `herald_gateway_apns_…{app}`: the APNs client's own (connection attempts and failures, open
 ///   connections, requests in flight, retries).
 final class GatewayMetrics: Sendable {
@@ -43,6 +45,7 @@ final class GatewayMetrics: Sendable {
     private let requests: CounterFamily
     private let activitySends: CounterFamily
     private let activityPriority10: CounterFamily
+    private let spans: CounterFamily
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
     private let paused = Mutex<[String: CoreMetrics.Gauge]>([:])
     let inFlight: CoreMetrics.Gauge
@@ -70,6 +73,7 @@ final class GatewayMetrics: Sendable {
         "herald_gateway_http_requests_total": "API requests answered, by method and status.",
         "herald_gateway_activity_sends_total": "Live Activity starts, updates and ends, by app, event and result (accepted, retry, rejected, superseded, dropped).",
         "herald_gateway_activity_priority10_total": "Live Activity updates and ends sent at priority 10 (they count against the device's budget), by app.",
+        "herald_gateway_trace_spans_total": "Trace spans, by result (exported; dropped: the buffer was full while the collector was slow or away; failed: the collector refused them or did not answer in time).",
         "herald_gateway_apns_sent_total": "Requests the apps' APNs clients were asked to send, by app.",
         "herald_gateway_apns_accepted_total": "Requests APNs accepted, by app.",
         "herald_gateway_apns_retries_total": "Requests sent again by the clients' retry policy, by app.",
@@ -99,6 +103,7 @@ final class GatewayMetrics: Sendable {
         requests = CounterFamily("herald_gateway_http_requests_total", dimensions: ["method", "status"], factory: factory)
         activitySends = CounterFamily("herald_gateway_activity_sends_total", dimensions: ["app", "event", "result"], factory: factory)
         activityPriority10 = CounterFamily("herald_gateway_activity_priority10_total", dimensions: ["app"], factory: factory)
+        spans = CounterFamily("herald_gateway_trace_spans_total", dimensions: ["result"], factory: factory)
     }
 
     /// For an app's client: its instruments land in this registry, labelled with the app.
@@ -162,6 +167,10 @@ final class GatewayMetrics: Sendable {
     func activitySend(_ app: String, _ event: String, _ result: String) { activitySends.increment(app, event, result) }
 
     func activityPriority10(_ app: String) { activityPriority10.increment(app) }
+
+    /// Spans `exported`, `dropped` (the buffer was full) or `failed` (the collector refused the
+    /// batch or did not answer in time).
+    func traceSpans(_ result: String, count: Int = 1) { spans.increment(result, by: Int64(count)) }
 
     func request(method: String, status: Int) { requests.increment(method, String(status)) }
 
