@@ -30,6 +30,7 @@ import Testing
         for expected in [
             "--db <FILE>", "--postgres <URL>", "SKIP LOCKED", "--claim-lease", "Idempotency-Key", "/v1/openapi.json", "/readyz", "SIGTERM", "admin",
             "--tls-certificate <FILE>", "--tls-key <FILE>", "/console/", "put TLS in front",
+            "--otlp-endpoint <URL>", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "traceparent", "herald_gateway_trace_spans_total",
         ] {
             #expect(text.contains(expected), "the help mentions \(expected)")
         }
@@ -55,6 +56,8 @@ import Testing
         (["serve", "--db", "/proc/no-such-directory/gateway.db", "--port", "0"], "cannot start the gateway"),
         (["serve", "--postgres", "mysql://x@127.0.0.1/x", "--port", "0"], "is not a postgres://user:password@host:port/database URL"),
         (["serve", "--postgres", "postgres://x@127.0.0.1/x?sslmode=sometimes", "--port", "0"], "sslmode=sometimes is not disable, prefer or require"),
+        (["serve", "--db", "a.db", "--otlp-endpoint", "127.0.0.1:4318"], "--otlp-endpoint '127.0.0.1:4318' is not an http or https URL"),
+        (["serve", "--db", "a.db", "--otlp-endpoint", "grpc://collector:4317"], "is not an http or https URL"),
         // Nothing listens on port 1: refused at once, not retried forever in silence.
         (["serve", "--postgres", "postgres://x:secret@127.0.0.1:1/x", "--port", "0"], "cannot connect to postgres://x:****@127.0.0.1:1/x"),
     ])
@@ -95,6 +98,33 @@ import Testing
         ])
         #expect(banner.contains("console    https://127.0.0.1:") && !banner.contains("warning"), "\(banner)")
         #expect(try await secure.stop().status == 0)
+    }
+
+    /// The OpenTelemetry variables, as their specification reads them: the traces URL as given,
+    /// the base URL with `/v1/traces`, the option before both, `none` turning traces off, and a
+    /// protocol other than http/protobuf refused by name.
+    @Test func tracesFollowTheOpenTelemetryVariables() async throws {
+        let directory = try TemporaryDirectory()
+        let cases: [([String], [String: String], String?)] = [
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/", "OTEL_SERVICE_NAME": "push"], "http://127.0.0.1:4318/v1/traces (service push)"),
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9999/custom"],
+             "http://127.0.0.1:9999/custom (service herald)"),
+            (["--otlp-endpoint", "http://127.0.0.1:7777/v1/traces"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"], "http://127.0.0.1:7777/v1/traces (service herald)"),
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"], nil),
+        ]
+        for (index, (arguments, environment, expected)) in cases.enumerated() {
+            let (program, _, _, banner) = try await Self.start(["--db", directory.path("traces-\(index).db")] + arguments, environment: environment)
+            if let expected {
+                #expect(banner.contains("  traces     OTLP/HTTP to \(expected)"), "\(environment): \(banner)")
+            } else {
+                #expect(!banner.contains("  traces     "), "\(environment): \(banner)")
+            }
+            #expect(try await program.stop().status == 0)
+        }
+        let grpc = try await Self.herald(
+            ["serve", "--db", directory.path("grpc.db"), "--port", "0"],
+            environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])
+        #expect(grpc.status == 2 && grpc.stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: herald serve exports traces over http/protobuf only"), "\(grpc.stderr)")
     }
 
     @Test func anAdminKeyFromTheEnvironmentIsUsedAndNotPrinted() async throws {
