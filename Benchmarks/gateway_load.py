@@ -16,9 +16,20 @@ rendered and recorded), the same 1,024-byte alert to COUNT distinct device token
 
 Rounds alternate the phases; medians are reported. Then MEMORY_COUNT deliveries (default
 1,000,000) through one SQLite process, its resident memory sampled every second.
+
+    Benchmarks/gateway-load --traces [ROUNDS] [COUNT]
+
+The cost of traces instead: the delivery phase (SQLite, and PostgreSQL with one process) with
+no exporter, exporting every span to a collector that answers at once (an OTLP/HTTP sink in this
+script), and exporting to a collector that accepts connections and never answers; the three
+alternate in each round, and the spans the gateway counted (exported, dropped, failed) are read
+from its /metrics before it stops.
 """
 import json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 
+traces_mode = "--traces" in sys.argv
+if traces_mode:
+    sys.argv.remove("--traces")
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 herald = os.path.join(root, ".build", "release", "herald")
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
@@ -207,6 +218,106 @@ def gateway_round(kind, processes):
                 os.remove(database + suffix)
     return submitted, delivered
 
+
+def collector(hang):
+    """An OTLP/HTTP collector on loopback: a sink that reads each export and answers 200 at once,
+    or (hang) one that reads it and never answers. Returns (port, exports received)."""
+    import http.server
+    received = [0]
+
+    class Sink(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            received[0] += 1
+            if hang:
+                threading.Event().wait(3600)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1], received
+
+
+def span_counts(port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=60).read().decode()
+    found = {m.group(1): float(m.group(2)) for m in re.finditer(r'herald_gateway_trace_spans_total\{result="(\w+)"\} (\S+)', text)}
+    return {name: int(found.get(name, 0)) for name in ("exported", "dropped", "failed")}
+
+
+def traced_round(kind, worker_args):
+    """Queues `count` deliveries with an API-only process, then times one worker started with
+    `worker_args`; returns (deliveries per second, the worker's span counts)."""
+    database = os.path.join(work, f"{kind}-{serial[0]}.db") if kind == "sqlite" else fresh_postgres(f"herald_bench_{serial[0]}")
+    api, port = serve(database, "--api-only")
+    call(port, "POST", "/v1/apps", app)
+    _, jobs = submit(port, count)
+    stop(api)
+    began = time.perf_counter()
+    worker, worker_port = serve(database, *worker_args)
+    cleanup.append(database)
+    _, totals = wait_done(worker_port, jobs)
+    delivered = count / (time.perf_counter() - began)
+    spans = span_counts(worker_port)
+    stop(worker)
+    if totals.get("accepted") != count:
+        print(f"   {kind} {worker_args}: not all accepted: {totals}", file=sys.stderr)
+    if kind == "sqlite":
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(database + suffix):
+                os.remove(database + suffix)
+    return delivered, spans
+
+
+if traces_mode:
+    try:
+        sink_port, sink_received = collector(hang=False)
+        hang_port, hang_received = collector(hang=True)
+        modes = [("no exporter", []), ("collector answering", ["--otlp-endpoint", f"http://127.0.0.1:{sink_port}"]),
+                 ("collector hanging", ["--otlp-endpoint", f"http://127.0.0.1:{hang_port}"])]
+        rates = {(kind, label): [] for kind in ("sqlite", "postgres") for label, _ in modes}
+        spans = {}
+        for round_number in range(1, rounds + 1):
+            # The order rotates each round, so no mode always runs first or last.
+            order = modes[round_number % 3:] + modes[:round_number % 3]
+            line = []
+            for kind in ("sqlite", "postgres"):
+                for label, arguments in order:
+                    delivered, counted = traced_round(kind, arguments)
+                    rates[(kind, label)].append(delivered)
+                    spans[(kind, label)] = counted
+                    line.append(f"{kind} {label} {delivered:,.0f}/s")
+            print(f"   round {round_number}: " + "; ".join(line), flush=True)
+        print()
+        print(f"== medians of {rounds} rounds, {count:,} deliveries each (1,024-byte alert, TLS, one worker process); a span per attempt")
+        for kind, name in (("sqlite", "SQLite"), ("postgres", "PostgreSQL")):
+            base = statistics.median(rates[(kind, "no exporter")])
+            for label, _ in modes:
+                median = statistics.median(rates[(kind, label)])
+                counted = spans[(kind, label)]
+                print(f"   {name:<11} {label:<20} {median:>9,.0f} /s  {median / base:.3f}x  (last round's spans: {counted['exported']:,} exported, "
+                      f"{counted['dropped']:,} dropped, {counted['failed']:,} failed)")
+            hanging = statistics.median(rates[(kind, "collector hanging")])
+            print(f"   {name}: a hanging collector changes the send rate by {abs(hanging / base - 1) * 100:.1f}% (target: under 5%)")
+        print(f"   exports received: {sink_received[0]:,} by the answering collector, {hang_received[0]:,} by the hanging one")
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+        for database in cleanup:
+            if database.startswith("postgres"):
+                psql(postgres_admin, f"DROP DATABASE IF EXISTS {database.rsplit('/', 1)[1].split('?')[0]} WITH (FORCE)")
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0)
 
 try:
     results = {key: [] for key in ("ceiling", "sqlite-submit", "sqlite", "pg-submit", "pg1", "pg2")}

@@ -38,30 +38,43 @@ public struct GatewayConfiguration: Sendable {
             self.keyPath = keyPath
         }
     }
-    /// OpenTelemetry traces, exported over OTLP/HTTP: a span per API request (under the caller's
-    /// W3C `traceparent`, when it sends one), one per submission's commit, and one per delivery
-    /// attempt in the submission's trace, whichever process sends it. Off when `nil`.
-    public var traces: Traces? = nil
+    /// OpenTelemetry over OTLP/HTTP (protobuf): traces (a span per API request, under the
+    /// caller's W3C `traceparent` when it sends one; one per submission's commit; one per
+    /// delivery attempt in the submission's trace, whichever process sends it) and metrics (the
+    /// gateway's own, as `/metrics` has them). Off when `nil`.
+    public var openTelemetry: OpenTelemetry? = nil
 
-    /// Where and how traces are exported.
-    public struct Traces: Sendable, Hashable {
-        /// The collector's traces URL: `http://collector:4318/v1/traces` (OTLP/HTTP, protobuf).
-        public var endpoint: String
-        /// `service.name` on every span (`OTEL_SERVICE_NAME`).
+    /// Where and how traces and metrics are exported.
+    public struct OpenTelemetry: Sendable, Hashable {
+        /// The collector's traces URL (`http://collector:4318/v1/traces`); none when `nil`.
+        public var tracesEndpoint: String?
+        /// The collector's metrics URL (`http://collector:4318/v1/metrics`); none when `nil`.
+        public var metricsEndpoint: String?
+        /// `service.name` on every span and metric (`OTEL_SERVICE_NAME`).
         public var serviceName: String
+        /// How often the metrics are exported (`OTEL_METRIC_EXPORT_INTERVAL`).
+        public var metricsInterval: Duration = .seconds(60)
         /// Spans held while the collector is slow or away; past this, new spans are dropped and
         /// counted (`herald_gateway_trace_spans_total{result="dropped"}`). Sending never waits
         /// for the collector.
-        public var bufferLimit: Int = 8_192
+        public var spanBufferLimit: Int = 8_192
+        /// How often a part batch of spans is exported (a full batch of 512 goes at once).
+        public var spanInterval: Duration = .seconds(1)
         /// The longest one export may take (connecting and the collector's answer).
         public var timeout: Duration = .seconds(10)
-        /// How often a part batch is exported (a full batch of 512 goes at once).
-        public var interval: Duration = .seconds(1)
 
-        /// Traces sent to `endpoint` (the full URL, ending in `/v1/traces` for a standard
-        /// collector) under `serviceName`.
-        public init(endpoint: String, serviceName: String = "herald") {
-            self.endpoint = endpoint
+        /// Traces and metrics to a collector's base URL (`http://collector:4318`): at
+        /// `/v1/traces` and `/v1/metrics`, as OTLP/HTTP has them.
+        public init(collector: String, serviceName: String = "herald") {
+            var base = collector
+            while base.hasSuffix("/") { base.removeLast() }
+            self.init(tracesEndpoint: base + "/v1/traces", metricsEndpoint: base + "/v1/metrics", serviceName: serviceName)
+        }
+
+        /// Each signal to its own URL (`nil`: not exported).
+        public init(tracesEndpoint: String?, metricsEndpoint: String?, serviceName: String = "herald") {
+            self.tracesEndpoint = tracesEndpoint
+            self.metricsEndpoint = metricsEndpoint
             self.serviceName = serviceName
         }
     }
@@ -149,14 +162,19 @@ public struct GatewayConfiguration: Sendable {
         try check(pollInterval > .zero && flushInterval > .zero, "pollInterval", "pollInterval and flushInterval are above zero")
         if let retention { try check(retention > .zero, "retention", "above zero (nil keeps everything)") }
         try check(retentionBatch >= 1, "retentionBatch", "at least 1")
-        if let traces {
-            let url = URL(string: traces.endpoint)
+        if let openTelemetry {
+            for (name, endpoint) in [("tracesEndpoint", openTelemetry.tracesEndpoint), ("metricsEndpoint", openTelemetry.metricsEndpoint)] {
+                guard let endpoint else { continue }
+                let url = URL(string: endpoint)
+                try check(
+                    ["http", "https"].contains(url?.scheme ?? "") && !(url?.host ?? "").isEmpty, "openTelemetry.\(name)",
+                    "'\(endpoint)' is not an http or https URL, such as http://127.0.0.1:4318/v1/traces")
+            }
+            try check(!openTelemetry.serviceName.isEmpty, "openTelemetry.serviceName", "not empty")
+            try check(openTelemetry.spanBufferLimit >= 1, "openTelemetry.spanBufferLimit", "at least 1")
             try check(
-                ["http", "https"].contains(url?.scheme ?? "") && !(url?.host ?? "").isEmpty, "traces.endpoint",
-                "'\(traces.endpoint)' is not an http or https URL, such as http://127.0.0.1:4318/v1/traces")
-            try check(!traces.serviceName.isEmpty, "traces.serviceName", "not empty")
-            try check(traces.bufferLimit >= 1, "traces.bufferLimit", "at least 1")
-            try check(traces.timeout > .zero && traces.interval > .zero, "traces.timeout", "timeout and interval are above zero")
+                openTelemetry.timeout > .zero && openTelemetry.spanInterval > .zero && openTelemetry.metricsInterval > .zero, "openTelemetry.timeout",
+                "timeout, spanInterval and metricsInterval are above zero")
         }
     }
 }

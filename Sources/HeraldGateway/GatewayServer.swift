@@ -31,12 +31,14 @@ public final class GatewayServer: Service, Sendable {
     let metrics: GatewayMetrics
     /// Spans for the API's requests, commits and delivery attempts, with ``GatewayConfiguration/traces``.
     let tracer: GatewayTracer?
+    /// The metrics sent to an OTLP collector, with ``GatewayConfiguration/OpenTelemetry/metricsEndpoint``.
+    let metricsExporter: MetricsExporter?
     /// This process's name in claims.
     public let workerName: String
     /// The store and the apps' clients, once the database is open.
     private let core = Mutex<(store: GuardedStore, apps: AppDirectory)?>(nil)
     private let running = Mutex<(api: APIServer?, dispatcher: Dispatcher?, task: Task<Void, Never>?)>((nil, nil, nil))
-    private let exporting = Mutex<Task<Void, Never>?>(nil)
+    private let exporting = Mutex<[Task<Void, Never>]>([])
     private let accepting = Atomic<Bool>(false)
     private let keyCache = Mutex<[String: (key: StoredKey, until: ContinuousClock.Instant)]>([:])
     private let adminKey = Mutex<String?>(nil)
@@ -48,12 +50,18 @@ public final class GatewayServer: Service, Sendable {
     private init(configuration: GatewayConfiguration, workerName: String) throws {
         var configuration = configuration
         let metrics = GatewayMetrics(now: { [now = configuration.now] in Int64((now().timeIntervalSince1970 * 1000).rounded()) })
-        if let traces = configuration.traces {
+        if let settings = configuration.openTelemetry, let endpoint = settings.tracesEndpoint {
             // Log lines written inside a span carry its trace and span ids.
             configuration.logger = GatewayTracer.tracing(configuration.logger)
-            tracer = GatewayTracer(exporter: try TraceExporter(settings: traces, worker: workerName, metrics: metrics, logger: configuration.logger))
+            tracer = GatewayTracer(
+                exporter: try TraceExporter(settings: settings, endpoint: endpoint, worker: workerName, metrics: metrics, logger: configuration.logger))
         } else {
             tracer = nil
+        }
+        if let settings = configuration.openTelemetry, let endpoint = settings.metricsEndpoint {
+            metricsExporter = try MetricsExporter(settings: settings, endpoint: endpoint, worker: workerName, metrics: metrics, logger: configuration.logger)
+        } else {
+            metricsExporter = nil
         }
         self.configuration = configuration
         self.workerName = workerName
@@ -81,7 +89,7 @@ public final class GatewayServer: Service, Sendable {
         do {
             server = try GatewayServer(configuration: configuration, workerName: name)
         } catch {
-            throw GatewayStartError(message: "cannot export traces: \(error)")
+            throw GatewayStartError(message: "cannot export to OpenTelemetry: \(error)")
         }
         var tls: APITLS?
         if let files = configuration.tls {
@@ -165,7 +173,10 @@ public final class GatewayServer: Service, Sendable {
             state.task = task
         }
         if let exporter = tracer?.exporter {
-            exporting.withLock { $0 = Task { await exporter.run() } }
+            exporting.withLock { $0.append(Task { await exporter.run() }) }
+        }
+        if let metricsExporter {
+            exporting.withLock { $0.append(Task { await metricsExporter.run() }) }
         }
         accepting.store(true, ordering: .relaxed)
     }
@@ -194,10 +205,19 @@ public final class GatewayServer: Service, Sendable {
                 task.cancel()
             }
         }
-        // The last spans, for two seconds at most: a collector that is away costs no more.
-        if let exporter = tracer?.exporter, let export = exporting.withLock({ $0 }) {
-            exporter.stop()
-            if (try? await withDeadline(.seconds(2), "exporting the last spans") { await export.value }) == nil { export.cancel() }
+        // The last spans and metrics, for two seconds at most: a collector that is away costs
+        // no more.
+        let exports = exporting.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        if !exports.isEmpty {
+            tracer?.exporter.stop()
+            metricsExporter?.stop()
+            let finished = try? await withDeadline(.seconds(2), "exporting the last spans and metrics") {
+                for export in exports { await export.value }
+            }
+            if finished == nil { exports.forEach { $0.cancel() } }
         }
         guard isOpen else { return }
         let apps = self.apps

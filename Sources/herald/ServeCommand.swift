@@ -194,7 +194,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "herald.gateway")
         logger.logLevel = Logger.Level(rawValue: log) ?? .info
         configuration.logger = logger
-        configuration.traces = try Self.traces(option: otlpEndpoint, environment: ProcessInfo.processInfo.environment)
+        configuration.openTelemetry = try Self.openTelemetry(option: otlpEndpoint, environment: ProcessInfo.processInfo.environment)
         if let adminKeyVariable {
             guard let key = ProcessInfo.processInfo.environment[adminKeyVariable], key.utf8.count >= 16 else {
                 throw UsageError(message: "--admin-key-env \(adminKeyVariable): the variable is unset or shorter than 16 characters")
@@ -218,8 +218,13 @@ struct ServeCommand: AsyncParsableCommand {
             "  OpenAPI    \(address)v1/openapi.json",
             "  metrics    \(address)metrics",
         ]
-        if let traces = configuration.traces {
-            lines.append("  traces     OTLP/HTTP to \(traces.endpoint) (service \(traces.serviceName))")
+        if let settings = configuration.openTelemetry {
+            if let traces = settings.tracesEndpoint { lines.append("  traces     OTLP/HTTP to \(traces) (service \(settings.serviceName))") }
+            if let metrics = settings.metricsEndpoint, let at = lines.firstIndex(where: { $0.hasPrefix("  metrics ") }) {
+                let interval = settings.metricsInterval.components
+                let seconds = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
+                lines[at] += "; OTLP/HTTP to \(metrics) every \(String(format: "%g", seconds)) s"
+            }
         }
         if tlsCertificate == nil && !Self.isLoopback(host) {
             lines.append("  warning    plain HTTP on \(host): API keys cross the network readable; give --tls-certificate and --tls-key, or put TLS in front")
@@ -233,37 +238,51 @@ struct ServeCommand: AsyncParsableCommand {
         print("herald serve: stopped")
     }
 
-    /// Where traces go: `--otlp-endpoint`, else the OpenTelemetry variables (the traces URL as
-    /// given, or the base URL with `/v1/traces`); `nil` when none is set or
-    /// `OTEL_TRACES_EXPORTER` is `none`.
-    static func traces(option: String?, environment: [String: String]) throws -> GatewayConfiguration.Traces? {
+    /// Where traces and metrics go: `--otlp-endpoint` (a collector's base URL, or its traces
+    /// URL), else the OpenTelemetry variables (a signal's URL as given, or the base URL with
+    /// `/v1/traces` and `/v1/metrics`); a signal whose `OTEL_…_EXPORTER` is `none` is not sent.
+    /// `nil` when nothing is set.
+    static func openTelemetry(option: String?, environment: [String: String]) throws -> GatewayConfiguration.OpenTelemetry? {
         func given(_ name: String) -> String? { environment[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 } }
-        if option == nil, given("OTEL_TRACES_EXPORTER") == "none" { return nil }
-        if let protocolName = given("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? given("OTEL_EXPORTER_OTLP_PROTOCOL"), protocolName != "http/protobuf" {
-            throw UsageError(message: "OTEL_EXPORTER_OTLP_PROTOCOL=\(protocolName): herald serve exports traces over http/protobuf only (an OpenTelemetry collector takes it on port 4318)")
+        for signal in ["TRACES_", "METRICS_", ""] {
+            if let protocolName = given("OTEL_EXPORTER_OTLP_\(signal)PROTOCOL"), protocolName != "http/protobuf" {
+                throw UsageError(message: "OTEL_EXPORTER_OTLP_\(signal)PROTOCOL=\(protocolName): herald serve exports over http/protobuf only (an OpenTelemetry collector takes it on port 4318)")
+            }
         }
-        let endpoint: String
-        let source: String
-        if let option {
-            (endpoint, source) = (withTracesPath(option), "--otlp-endpoint")
-        } else if let full = given("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-            (endpoint, source) = (full, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        } else if let base = given("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            (endpoint, source) = (withTracesPath(base), "OTEL_EXPORTER_OTLP_ENDPOINT")
-        } else {
-            return nil
+        func endpoint(_ signal: String) throws -> String? {
+            let path = "/v1/\(signal.lowercased())"
+            let (url, source): (String, String)
+            if let option {
+                var base = option
+                while base.hasSuffix("/") { base.removeLast() }
+                if base.hasSuffix("/v1/traces") { base.removeLast("/v1/traces".count) }
+                (url, source) = (base + path, "--otlp-endpoint '\(option)'")
+            } else if given("OTEL_\(signal)_EXPORTER") == "none" {
+                return nil
+            } else if let full = given("OTEL_EXPORTER_OTLP_\(signal)_ENDPOINT") {
+                (url, source) = (full, "OTEL_EXPORTER_OTLP_\(signal)_ENDPOINT '\(full)'")
+            } else if let base = given("OTEL_EXPORTER_OTLP_ENDPOINT") {
+                var trimmed = base
+                while trimmed.hasSuffix("/") { trimmed.removeLast() }
+                (url, source) = (trimmed + path, "OTEL_EXPORTER_OTLP_ENDPOINT '\(base)'")
+            } else {
+                return nil
+            }
+            guard let parsed = URLComponents(string: url), ["http", "https"].contains(parsed.scheme ?? ""), !(parsed.host ?? "").isEmpty else {
+                throw UsageError(message: "\(source) is not an http or https URL (an OpenTelemetry collector's OTLP/HTTP address, such as http://127.0.0.1:4318)")
+            }
+            return url
         }
-        guard let url = URLComponents(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), !(url.host ?? "").isEmpty else {
-            throw UsageError(message: "\(source) '\(option ?? endpoint)' is not an http or https URL (an OpenTelemetry collector's OTLP/HTTP address, such as http://127.0.0.1:4318)")
+        let traces = try endpoint("TRACES"), metrics = try endpoint("METRICS")
+        guard traces != nil || metrics != nil else { return nil }
+        var settings = GatewayConfiguration.OpenTelemetry(tracesEndpoint: traces, metricsEndpoint: metrics, serviceName: given("OTEL_SERVICE_NAME") ?? "herald")
+        if let text = given("OTEL_METRIC_EXPORT_INTERVAL") {
+            guard let milliseconds = Int64(text), milliseconds >= 1 else {
+                throw UsageError(message: "OTEL_METRIC_EXPORT_INTERVAL=\(text) is not a number of milliseconds (60000 is a minute)")
+            }
+            settings.metricsInterval = .milliseconds(milliseconds)
         }
-        return GatewayConfiguration.Traces(endpoint: endpoint, serviceName: given("OTEL_SERVICE_NAME") ?? "herald")
-    }
-
-    /// A collector's base URL with OTLP/HTTP's traces path (`/v1/traces`), unless it has it.
-    static func withTracesPath(_ base: String) -> String {
-        var trimmed = base
-        while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        return trimmed.hasSuffix("/v1/traces") ? trimmed : trimmed + "/v1/traces"
+        return settings
     }
 
     /// What to do about a port in use, naming the flag of the command that was run.

@@ -159,10 +159,10 @@ import Testing
         let receiver = try await Receiver.start(hanging: true)
         defer { receiver.program.process.terminate() }
         let harness = try await GatewayHarness.start(gateway: { configuration in
-            var traces = GatewayConfiguration.Traces(endpoint: "http://127.0.0.1:\(receiver.port)/v1/traces")
-            traces.bufferLimit = 50
-            traces.timeout = .seconds(30)
-            configuration.traces = traces
+            var settings = GatewayConfiguration.OpenTelemetry(tracesEndpoint: "http://127.0.0.1:\(receiver.port)/v1/traces", metricsEndpoint: nil)
+            settings.spanBufferLimit = 50
+            settings.timeout = .seconds(30)
+            configuration.openTelemetry = settings
         })
         try await harness.registerApp()
         let job = try await harness.submit(tokens: GatewayHarness.tokens(400))
@@ -191,9 +191,10 @@ import Testing
         let receiver = try await Receiver.start()
         defer { receiver.program.process.terminate() }
         let metrics = GatewayMetrics()
-        var settings = GatewayConfiguration.Traces(endpoint: "http://127.0.0.1:\(receiver.port)/v1/traces", serviceName: "trace-test")
-        settings.interval = .milliseconds(100)
-        let exporter = try TraceExporter(settings: settings, worker: "w-1", metrics: metrics, logger: .init(label: "test"))
+        var settings = GatewayConfiguration.OpenTelemetry(collector: "http://127.0.0.1:\(receiver.port)", serviceName: "trace-test")
+        settings.spanInterval = .milliseconds(100)
+        let exporter = try TraceExporter(
+            settings: settings, endpoint: try #require(settings.tracesEndpoint), worker: "w-1", metrics: metrics, logger: .init(label: "test"))
         let parent = TraceContext.newTrace()
         var recorded: [Span] = []
         for index in 0..<700 {  // more than one batch of 512
@@ -232,12 +233,91 @@ import Testing
         let refusing = try await Receiver.start(status: 503)
         defer { refusing.program.process.terminate() }
         let failing = try TraceExporter(
-            settings: .init(endpoint: "http://127.0.0.1:\(refusing.port)/v1/traces"), worker: "w-2", metrics: metrics, logger: .init(label: "test"))
+            settings: .init(collector: "http://127.0.0.1:\(refusing.port)"), endpoint: "http://127.0.0.1:\(refusing.port)/v1/traces", worker: "w-2",
+            metrics: metrics, logger: .init(label: "test"))
         for index in 0..<5 { failing.record(Span("refused \(index)", kind: .internal, parent: nil)) }
         let second = Task { await failing.run() }
         failing.stop()
         await second.value
         #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(#"herald_gateway_trace_spans_total{result="failed"} 5"#))
+    }
+
+    // MARK: Metrics
+
+    /// The metrics a collector receives say what `/metrics` says: counters as monotonic
+    /// cumulative sums, the send-time histogram with its buckets, each with its help text and
+    /// the process as its resource; exported every interval and once more at shutdown.
+    @Test func metricsArriveAsSlashMetricsHasThem() async throws {
+        let receiver = try await Receiver.start()
+        defer { receiver.program.process.terminate() }
+        let harness = try await GatewayHarness.start(gateway: { configuration in
+            var settings = GatewayConfiguration.OpenTelemetry(collector: "http://127.0.0.1:\(receiver.port)/", serviceName: "metrics-test")
+            settings.metricsInterval = .milliseconds(300)
+            configuration.openTelemetry = settings
+        })
+        try await harness.registerApp()
+        let job = try await harness.submit(tokens: GatewayHarness.tokens(5))
+        _ = try await harness.waitUntilDone(job)
+        let app = GatewayHarness.bundleID
+        // Exports go on every 300 ms: wait for one taken after the job was done.
+        let doneAt = Span.now()
+        var metrics: [JSONDocument] = []
+        _ = try await GatewayFailureTests.waitUntil(.seconds(20)) {
+            let all = try receiver.spans().filter { $0.root["metric"] != nil }
+            let last = all.compactMap { $0.root["export"]?.int64Value }.max() ?? 0
+            metrics = all.filter { $0.root["export"]?.int64Value == last }
+            return metrics.contains { ($0.root["points"]?[0]?["time"]?.int64Value ?? 0) > Int64(doneAt) }
+        }
+        await harness.stop()
+        func metric(_ name: String) -> JSONDocument? { metrics.first { $0.root["metric"]?.stringValue == name } }
+        func point(_ metric: JSONDocument?, _ labels: [String: String]) -> JSONDocument.Node? {
+            metric?.root["points"]?.elements.first { point in labels.allSatisfy { point["attributes"]?[$0.key]?.stringValue == $0.value } }
+        }
+        let sent = try #require(metric("herald_gateway_sent_total"), "\(metrics.map { $0.root["metric"]?.stringValue ?? "" })")
+        #expect(sent.root["type"]?.stringValue == "sum" && sent.root["monotonic"]?.boolValue == true && sent.root["temporality"]?.int64Value == 2)
+        #expect(sent.root["description"]?.stringValue == GatewayMetrics.help["herald_gateway_sent_total"])
+        #expect(point(sent, ["app": app])?["value"]?.int64Value == 5 && point(sent, ["app": app])?["valueType"]?.stringValue == "as_int")
+        #expect(sent.root["resource"]?["service.name"]?.stringValue == "metrics-test")
+        #expect(sent.root["resource"]?["service.instance.id"]?.stringValue == harness.gateway.workerName)
+        let accepted = point(metric("herald_gateway_deliveries_total"), ["app": app, "state": "accepted"])
+        #expect(accepted?["value"]?.int64Value == 5)
+        #expect(metric("herald_gateway_database_up")?.root["type"]?.stringValue == "gauge")
+        #expect(point(metric("herald_gateway_database_up"), [:])?["value"]?.int64Value == 1)
+        let histogram = try #require(point(metric("herald_gateway_send_seconds"), ["app": app]))
+        #expect(metric("herald_gateway_send_seconds")?.root["type"]?.stringValue == "histogram")
+        let counts = histogram["bucketCounts"]?.elements.compactMap(\.int64Value) ?? []
+        let bounds = histogram["bounds"]?.elements.compactMap(\.doubleValue) ?? []
+        #expect(histogram["count"]?.int64Value == 5 && counts.reduce(0, +) == 5 && (histogram["sum"]?.doubleValue ?? 0) > 0)
+        #expect(!bounds.isEmpty && counts.count == bounds.count + 1 && zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "\(counts) \(bounds)")
+        let start = histogram["start"]?.int64Value ?? 0, time = histogram["time"]?.int64Value ?? 0
+        #expect(start > 0 && time > start)
+    }
+
+    /// The text format read back as the Prometheus documentation gives it: escaped label
+    /// values, `+Inf`, a timestamp after the value, histogram samples under their family.
+    @Test func prometheusTextIsReadBack() {
+        let text = #"""
+            # HELP requests_total Requests.
+            # TYPE requests_total counter
+            requests_total{app="a\"b\\c\nd",code="200"} 3 1700000000000
+            requests_total{app="plain",code=""} 1.5
+            # TYPE latency histogram
+            latency_bucket{le="0.1"} 2
+            latency_bucket{le="+Inf"} 5
+            latency_sum 1.25
+            latency_count 5
+            # TYPE broken gauge
+            broken{app="unterminated} 1
+            """#
+        let families = PrometheusText.parse(text)
+        #expect(families.map(\.name) == ["requests_total", "latency", "broken"])
+        #expect(families[0].help == "Requests." && families[0].type == "counter")
+        #expect(families[0].samples == [
+            .init(name: "requests_total", labels: [("app", "a\"b\\c\nd"), ("code", "200")], value: 3),
+            .init(name: "requests_total", labels: [("app", "plain"), ("code", "")], value: 1.5),
+        ])
+        #expect(families[1].samples.map(\.value) == [2, 5, 1.25, 5] && families[1].samples[1].labels.first?.1 == "+Inf")
+        #expect(families[2].samples.isEmpty)
     }
 
     /// The OTLP receiver (Tests/Fixtures/traces/receiver.py), started for one test.

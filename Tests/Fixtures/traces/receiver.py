@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""An OTLP/HTTP trace receiver for Herald's tests: decodes each POST /v1/traces body with
-OpenTelemetry's own protobuf types (opentelemetry-proto) and appends every span, as one JSON
-line, to FILE.
+"""An OTLP/HTTP receiver for Herald's tests: decodes each POST /v1/traces and /v1/metrics body
+with OpenTelemetry's own protobuf types (opentelemetry-proto) and appends every span, and every
+metric of a metrics export, as one JSON line to FILE (a metric's line has "metric" and "export",
+the export's number).
 
     receiver.py FILE [--hang] [--status CODE]
 
@@ -12,12 +13,14 @@ Runs until it is stopped (SIGTERM).
 import json, socket, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 path = sys.argv[1]
 hang = "--hang" in sys.argv
 status = int(sys.argv[sys.argv.index("--status") + 1]) if "--status" in sys.argv else 200
 lock = threading.Lock()
+exports = [0]
 
 
 def value(any_value):
@@ -42,10 +45,42 @@ class Handler(BaseHTTPRequestHandler):
             return
         lines = []
         problem = None
-        if self.path != "/v1/traces":
+        answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        if self.path not in ("/v1/traces", "/v1/metrics"):
             problem = f"path {self.path}"
         elif self.headers.get("Content-Type") != "application/x-protobuf":
             problem = f"content type {self.headers.get('Content-Type')}"
+        elif self.path == "/v1/metrics":
+            request = metrics_service_pb2.ExportMetricsServiceRequest()
+            try:
+                request.ParseFromString(body)
+            except Exception as error:
+                problem = f"undecodable body: {error}"
+            else:
+                with lock:
+                    exports[0] += 1
+                    number = exports[0]
+                for resource_metrics in request.resource_metrics:
+                    resource = attributes(resource_metrics.resource.attributes)
+                    for scope_metrics in resource_metrics.scope_metrics:
+                        for metric in scope_metrics.metrics:
+                            kind = metric.WhichOneof("data")
+                            data = getattr(metric, kind)
+                            points = []
+                            for point in data.data_points:
+                                entry = {"attributes": attributes(point.attributes), "start": point.start_time_unix_nano, "time": point.time_unix_nano}
+                                if kind == "histogram":
+                                    entry.update(count=point.count, sum=point.sum, bucketCounts=list(point.bucket_counts), bounds=list(point.explicit_bounds))
+                                else:
+                                    entry["value"] = getattr(point, point.WhichOneof("value"))
+                                    entry["valueType"] = point.WhichOneof("value")
+                                points.append(entry)
+                            lines.append(json.dumps({
+                                "export": number, "metric": metric.name, "description": metric.description, "type": kind,
+                                "monotonic": getattr(data, "is_monotonic", None), "temporality": getattr(data, "aggregation_temporality", None),
+                                "points": points, "resource": resource,
+                            }))
+            answer = metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString()
         else:
             request = trace_service_pb2.ExportTraceServiceRequest()
             try:
@@ -70,7 +105,6 @@ class Handler(BaseHTTPRequestHandler):
         with lock, open(path, "a") as out:
             for line in lines:
                 out.write(line + "\n")
-        answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         self.send_response(status if not problem else 400)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", str(len(answer)))
