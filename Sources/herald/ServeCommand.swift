@@ -87,14 +87,15 @@ struct ServeCommand: AsyncParsableCommand {
             Operations: GET /healthz and /readyz for probes, /metrics for Prometheus (queue depth, \
             send rate, outcomes by reason, retries, latency, paused apps), /v1/openapi.json for \
             the API; an access line per request (never a key); times are RFC 3339 in UTC. \
-            Traces: --otlp-endpoint http://collector:4318 (or OTEL_EXPORTER_OTLP_ENDPOINT; \
-            OTEL_SERVICE_NAME names the service) exports OpenTelemetry spans over OTLP/HTTP: one \
+            OpenTelemetry: --otlp-endpoint http://collector:4318 (or OTEL_EXPORTER_OTLP_ENDPOINT; \
+            OTEL_SERVICE_NAME names the service) exports traces and metrics over OTLP/HTTP. A span \
             per API request (under the caller's W3C traceparent header, so the trace starts in \
             your backend), one per submission's commit, and one per delivery attempt with its \
             apns-id, status, reason, attempt and process, in the submission's trace whichever \
-            process sends it; log lines inside a span carry trace_id and span_id. A collector \
-            that is slow or away never slows sending: spans past a bounded buffer are dropped \
-            and counted (herald_gateway_trace_spans_total). \
+            process sends it; log lines inside a span carry trace_id and span_id. The metrics of \
+            /metrics every OTEL_METRIC_EXPORT_INTERVAL milliseconds (a minute). A collector that \
+            is slow or away never slows sending: spans past a bounded buffer are dropped and \
+            counted (herald_gateway_trace_spans_total). \
             SIGTERM or SIGINT stops gracefully, within --grace seconds: the API and the claims stop \
             at once, what has not started sending is given back (another process may send it at \
             once), sends under way end and are recorded; whatever is left at the end of the grace \
@@ -144,7 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("retain-days"), help: ArgumentHelp("Days finished notifications (with their outcomes) and delivered webhook events are kept; 0 keeps them for ever. Devices are always kept.", valueName: "DAYS"))
     var retainDays: Double = 30
 
-    @Option(name: .customLong("otlp-endpoint"), help: ArgumentHelp("Export traces to this OpenTelemetry collector over OTLP/HTTP (protobuf): its base URL, such as http://127.0.0.1:4318 (spans go to /v1/traces), or the full traces URL. Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT; OTEL_SERVICE_NAME names the service (herald).", valueName: "URL"))
+    @Option(name: .customLong("otlp-endpoint"), help: ArgumentHelp("Export traces and metrics to this OpenTelemetry collector over OTLP/HTTP (protobuf): its base URL, such as http://127.0.0.1:4318 (to /v1/traces and /v1/metrics). Default: the OTEL_EXPORTER_OTLP_… variables; OTEL_SERVICE_NAME names the service (herald).", valueName: "URL"))
     var otlpEndpoint: String?
 
     @Flag(name: .customLong("api-only"), help: "Serve the API without sending (other processes send).")

@@ -100,31 +100,47 @@ import Testing
         #expect(try await secure.stop().status == 0)
     }
 
-    /// The OpenTelemetry variables, as their specification reads them: the traces URL as given,
-    /// the base URL with `/v1/traces`, the option before both, `none` turning traces off, and a
-    /// protocol other than http/protobuf refused by name.
-    @Test func tracesFollowTheOpenTelemetryVariables() async throws {
+    /// The OpenTelemetry variables, as their specification reads them: a signal's URL as given,
+    /// the base URL with `/v1/traces` and `/v1/metrics`, the option before all, `none` turning a
+    /// signal off, the metrics' interval, and a protocol other than http/protobuf refused by name.
+    @Test func openTelemetryFollowsItsVariables() async throws {
         let directory = try TemporaryDirectory()
-        let cases: [([String], [String: String], String?)] = [
-            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/", "OTEL_SERVICE_NAME": "push"], "http://127.0.0.1:4318/v1/traces (service push)"),
-            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9999/custom"],
-             "http://127.0.0.1:9999/custom (service herald)"),
-            (["--otlp-endpoint", "http://127.0.0.1:7777/v1/traces"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"], "http://127.0.0.1:7777/v1/traces (service herald)"),
-            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"], nil),
+        let cases: [([String], [String: String], traces: String?, metrics: String?)] = [
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/", "OTEL_SERVICE_NAME": "push"],
+             "http://127.0.0.1:4318/v1/traces (service push)", "http://127.0.0.1:4318/v1/metrics every 60 s"),
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9999/custom",
+                  "OTEL_METRIC_EXPORT_INTERVAL": "5000"],
+             "http://127.0.0.1:9999/custom (service herald)", "http://127.0.0.1:4318/v1/metrics every 5 s"),
+            (["--otlp-endpoint", "http://127.0.0.1:7777/v1/traces"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"],
+             "http://127.0.0.1:7777/v1/traces (service herald)", "http://127.0.0.1:7777/v1/metrics every 60 s"),
+            ([], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"], nil, "http://127.0.0.1:4318/v1/metrics every 60 s"),
+            ([], ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces", "OTEL_METRICS_EXPORTER": "none"],
+             "http://127.0.0.1:4318/v1/traces (service herald)", nil),
         ]
-        for (index, (arguments, environment, expected)) in cases.enumerated() {
-            let (program, _, _, banner) = try await Self.start(["--db", directory.path("traces-\(index).db")] + arguments, environment: environment)
-            if let expected {
-                #expect(banner.contains("  traces     OTLP/HTTP to \(expected)"), "\(environment): \(banner)")
+        for (index, (arguments, environment, traces, metrics)) in cases.enumerated() {
+            let (program, _, _, banner) = try await Self.start(["--db", directory.path("otel-\(index).db")] + arguments, environment: environment)
+            if let traces {
+                #expect(banner.contains("  traces     OTLP/HTTP to \(traces)\n"), "\(environment): \(banner)")
             } else {
                 #expect(!banner.contains("  traces     "), "\(environment): \(banner)")
             }
+            let metricsLine = banner.split(separator: "\n").first { $0.hasPrefix("  metrics ") } ?? ""
+            if let metrics {
+                #expect(metricsLine.hasSuffix("/metrics; OTLP/HTTP to \(metrics)"), "\(environment): \(banner)")
+            } else {
+                #expect(!metricsLine.contains("OTLP"), "\(environment): \(banner)")
+            }
             #expect(try await program.stop().status == 0)
         }
-        let grpc = try await Self.herald(
-            ["serve", "--db", directory.path("grpc.db"), "--port", "0"],
-            environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])
-        #expect(grpc.status == 2 && grpc.stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: herald serve exports traces over http/protobuf only"), "\(grpc.stderr)")
+        for (variables, message) in [
+            (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"],
+             "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: herald serve exports over http/protobuf only"),
+            (["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_METRIC_EXPORT_INTERVAL": "soon"], "OTEL_METRIC_EXPORT_INTERVAL=soon is not a number of milliseconds"),
+            (["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "collector:4318"], "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT 'collector:4318' is not an http or https URL"),
+        ] {
+            let refused = try await Self.herald(["serve", "--db", directory.path("refused.db"), "--port", "0"], environment: variables)
+            #expect(refused.status == 2 && refused.stderr.contains(message), "\(refused.stderr)")
+        }
     }
 
     @Test func anAdminKeyFromTheEnvironmentIsUsedAndNotPrinted() async throws {

@@ -187,7 +187,7 @@ enum GatewaySchema {
                 "ALTER TABLE webhook_events ADD COLUMN last_latency_ms BIGINT",
                 "ALTER TABLE webhook_events ADD COLUMN last_answer TEXT",
             ]),
-            // Traces (Telemetry/Traces/): the submission's span context (a W3C traceparent), so
+            // Traces (Telemetry/OpenTelemetry/): the submission's span context (a W3C traceparent), so
             // that each delivery attempt, in any process, is a span of the submission's trace.
             SchemaMigrator.Migration(version: 6, statements: [
                 "ALTER TABLE jobs ADD COLUMN trace_parent TEXT",
