@@ -101,7 +101,7 @@ public final class GatewayServer: Service, Sendable {
         }
         let api: APIServer
         do {
-            api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, tls: tls, logger: configuration.logger)
+            api = try await GatewayAPI(server: server).start(host: configuration.host, port: configuration.port, tls: tls, logger: server.configuration.logger)
         } catch {
             throw GatewayStartError(message: "cannot listen on \(configuration.host):\(configuration.port): \(Self.describeBindError(error))")
         }
@@ -110,12 +110,12 @@ public final class GatewayServer: Service, Sendable {
         do {
             let base: any GatewayStore
             switch configuration.database {
-            case .sqlite(let path): base = try await SQLiteGatewayDatabase.open(path: path, logger: configuration.logger)
-            case .postgres(let url): base = try await PostgresGatewayDatabase.open(url: url, logger: configuration.logger, lease: configuration.claimLease)
+            case .sqlite(let path): base = try await SQLiteGatewayDatabase.open(path: path, logger: server.configuration.logger)
+            case .postgres(let url): base = try await PostgresGatewayDatabase.open(url: url, logger: server.configuration.logger, lease: configuration.claimLease)
             }
-            let store = GuardedStore(base, timeout: configuration.databaseTimeout, metrics: server.metrics, logger: configuration.logger)
+            let store = GuardedStore(base, timeout: configuration.databaseTimeout, metrics: server.metrics, logger: server.configuration.logger)
             opened = store
-            let apps = AppDirectory(store: store, requestTimeout: configuration.requestTimeout, logger: configuration.logger, metrics: server.metrics)
+            let apps = AppDirectory(store: store, requestTimeout: configuration.requestTimeout, logger: server.configuration.logger, metrics: server.metrics)
             server.core.withLock { $0 = (store, apps) }
             try await server.ensureAdminKey(store)
         } catch {

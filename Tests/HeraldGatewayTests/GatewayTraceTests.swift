@@ -40,6 +40,53 @@ import Testing
         #expect(child.traceID == context.traceID && child.spanID != context.spanID && child.sampled)
     }
 
+    /// Properties over 200,000 seeded inputs: any text parses or is refused without a crash; a
+    /// version-00 header that parses is written back as read (its undefined flags cleared); ids made here always parse
+    /// back to themselves; mutating one character of a valid header never yields other ids.
+    @Test func traceparentParsingHoldsItsPropertiesOnRandomInput() throws {
+        var random = SeededGenerator(seed: 0x7ace)
+        let alphabet = Array("0123456789abcdefABCDEF-_x ") + ["é", "\u{0}"]
+        var accepted = 0
+        let hex = Array("0123456789abcdef")
+        for _ in 0..<100_000 {
+            let text: String
+            if Bool.random(using: &random) {
+                // Shaped like a header (dashes where they go, mostly lower-case hex), with a
+                // stray character, a length off by a few, or a version other than 00 at times.
+                let length = Int.random(in: 0...10, using: &random) < 8 ? 55 : Int.random(in: 50...62, using: &random)
+                text = String((0..<length).map { index -> Character in
+                    if Int.random(in: 0..<200, using: &random) == 0 { return alphabet.randomElement(using: &random)! }
+                    if [2, 35, 52, 55].contains(index) { return "-" }
+                    if index < 2 { return Int.random(in: 0..<4, using: &random) == 0 ? hex.randomElement(using: &random)! : "0" }
+                    return hex.randomElement(using: &random)!
+                })
+            } else {
+                text = String((0..<Int.random(in: 0...70, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            }
+            if let context = TraceContext(traceparent: text) {
+                accepted += 1
+                // Written back as read, with the flags other than `sampled` cleared (the
+                // Recommendation: flags a version does not define are not passed on).
+                if text.hasPrefix("00-") { #expect(context.traceparent == text.prefix(53) + (context.sampled ? "01" : "00")) }
+            }
+        }
+        for _ in 0..<50_000 {
+            let made = TraceContext(traceID: .random(), spanID: .random(), sampled: Bool.random(using: &random))
+            let header = made.traceparent
+            #expect(TraceContext(traceparent: header) == made)
+            var bytes = Array(header.utf8)
+            let at = Int.random(in: 0..<bytes.count, using: &random)
+            let replacement = Array("0123456789abcdef-Z".utf8).randomElement(using: &random)!
+            guard replacement != bytes[at] else { continue }
+            bytes[at] = replacement
+            if let changed = TraceContext(traceparent: String(decoding: bytes, as: UTF8.self)), at >= 3, at < 52, at != 35 {
+                #expect(changed.traceID != made.traceID || changed.spanID != made.spanID, "\(header) → \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(accepted > 10_000, "the random texts reach the parser's acceptance")
+        print("traceparent: \(accepted) of 100,000 random texts accepted")
+    }
+
     // MARK: One job, one trace, two processes
 
     /// One process takes the submission (--api-only, --otlp-endpoint), another sends it (the
@@ -318,6 +365,13 @@ import Testing
         ])
         #expect(families[1].samples.map(\.value) == [2, 5, 1.25, 5] && families[1].samples[1].labels.first?.1 == "+Inf")
         #expect(families[2].samples.isEmpty)
+        // Random text (and lines cut anywhere) is read without a crash.
+        var random = SeededGenerator(seed: 0x9e7)
+        let pieces = ["# TYPE x counter\n", "# HELP x y\n", "x", "{", "}", "=", "\"", "\\", ",", " ", "1", "+Inf", "\n", "a", "le", "_bucket", "NaN"]
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...40, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            _ = PrometheusText.parse(text)
+        }
     }
 
     /// The OTLP receiver (Tests/Fixtures/traces/receiver.py), started for one test.
