@@ -548,13 +548,13 @@ final class SQLGatewayStore: GatewayStore {
 
     // MARK: Dispatch
 
-    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
+    /// The claim's statement and its values (see ``claim(worker:limit:now:leaseUntil:takeOver:)``).
+    func claimStatement(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) -> (String, [SQLValue]) {
         let claimable = takeOver ? "(state = 'queued' OR (state = 'claimed' AND claimed_by <> ?))" : "state = 'queued'"
         var binds: [SQLValue] = [.text(worker), .integer(leaseUntil), .integer(now), .integer(now)]
         if takeOver { binds.append(.text(worker)) }
         binds.append(SQLValue(limit))
-        let claimed = try await claimQuery(
-            """
+        let sql = """
             UPDATE deliveries SET
                 reclaimed_from = CASE WHEN state = 'claimed' THEN claimed_by ELSE reclaimed_from END,
                 state = 'claimed', claimed_by = ?, due_at = ?, attempts = attempts + 1, updated_at = ?
@@ -563,9 +563,19 @@ final class SQLGatewayStore: GatewayStore {
                            AND app_id NOT IN (SELECT id FROM apps WHERE paused_at IS NOT NULL)
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
             RETURNING id, job_id, app_id, token, apns_id, attempts, variant, reason
-            """,
-            binds
-        ).map { row in
+            """
+        return (sql, binds)
+    }
+
+    /// How the database would run a claim now (PostgreSQL's `EXPLAIN`, as the claim is planned).
+    func explainClaim(now: Int64) async throws -> String {
+        let (sql, binds) = claimStatement(worker: "explain", limit: 500, now: now, leaseUntil: now, takeOver: false)
+        return try await claimQuery("EXPLAIN " + sql, binds).compactMap { $0.text("QUERY PLAN") }.joined(separator: "\n")
+    }
+
+    func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
+        let (sql, binds) = claimStatement(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil, takeOver: takeOver)
+        let claimed = try await claimQuery(sql, binds).map { row in
             let id = row.integer("id") ?? 0, job = row.text("job_id") ?? ""
             return ClaimedDelivery(
                 id: id, job: job, app: row.text("app_id") ?? "", token: row.text("token") ?? "",
