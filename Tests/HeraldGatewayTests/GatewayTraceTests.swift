@@ -289,6 +289,36 @@ import Testing
         #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(#"herald_gateway_trace_spans_total{result="failed"} 5"#))
     }
 
+    // MARK: Live Activities
+
+    /// A Live Activity's start and update are spans too, each with the activity, its event and
+    /// APNs' answer.
+    @Test func liveActivityPushesAreSpans() async throws {
+        let receiver = try await Receiver.start()
+        defer { receiver.program.process.terminate() }
+        let harness = try await GatewayActivityTests.start(.sqlite) { configuration in
+            var settings = GatewayConfiguration.OpenTelemetry(tracesEndpoint: "http://127.0.0.1:\(receiver.port)/v1/traces", metricsEndpoint: nil)
+            settings.spanInterval = .milliseconds(100)
+            configuration.openTelemetry = settings
+        }
+        let app = GatewayHarness.bundleID
+        let startToken = GatewayActivityTests.randomToken()
+        let (started, _) = try await harness.call(
+            "POST", "/v1/apps/\(app)/activities", GatewayActivityTests.startBody(id: "traced", to: #"{"startToken":"\#(startToken.hex)"}"#))
+        #expect(started == 202)
+        try await GatewayActivityTests.waitForActivity(harness, "traced", "the start and its token") { $0["updateToken"]?.stringValue != nil }
+        let (patched, _) = try await harness.call("PATCH", "/v1/apps/\(app)/activities/traced", #"{"contentState":{"step":1}}"#)
+        #expect(patched == 202)
+        try await GatewayActivityTests.waitForActivity(harness, "traced", "the update sent") { $0["pending"]?.kind == .null && ($0["counts"]?["sent"]?.int64Value ?? 0) >= 1 }
+        await harness.stop()
+        let pushes = try receiver.spans().filter { $0.root["attributes"]?["herald.activity.id"]?.stringValue == "traced" }
+        #expect(pushes.compactMap { $0.root["attributes"]?["herald.event"]?.stringValue }.sorted() == ["start", "update"], "\(pushes.map(\.root.value))")
+        for push in pushes {
+            #expect(push.root["name"]?.stringValue == "apns.send" && push.root["kind"]?.int64Value == 3)
+            #expect(push.root["attributes"]?["http.response.status_code"]?.int64Value == 200 && push.root["attributes"]?["apns-id"]?.stringValue != nil)
+        }
+    }
+
     // MARK: Metrics
 
     /// The metrics a collector receives say what `/metrics` says: counters as monotonic

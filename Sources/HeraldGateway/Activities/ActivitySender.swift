@@ -30,7 +30,11 @@ final class ActivitySender: Sendable {
     private var logger: Logger { configuration.logger }
     private var limits: LiveActivityLimits { configuration.activityLimits }
 
-    init(store: GuardedStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics) {
+    /// Spans for the pushes, when traces are exported.
+    private let tracer: GatewayTracer?
+
+    init(store: GuardedStore, configuration: GatewayConfiguration, worker: String, apps: AppDirectory, metrics: GatewayMetrics, tracer: GatewayTracer? = nil) {
+        self.tracer = tracer
         self.store = store
         self.configuration = configuration
         self.worker = worker
@@ -154,6 +158,20 @@ final class ActivitySender: Sendable {
 
     /// Creates the activity's channel (when it wants one), then sends the start to every
     /// push-to-start token it has not reached.
+    /// A span for one Live Activity push: a trace of its own (the requests that changed the
+    /// activity are spans of their callers' traces), named as a notification's attempt.
+    private func span(_ activity: StoredActivity, event: String, apnsID: String?) -> Span? {
+        guard tracer != nil else { return nil }
+        var span = Span("apns.send", kind: .client, parent: nil)
+        span.set("herald.app", activity.app)
+        span.set("herald.activity.id", activity.id)
+        span.set("herald.event", event)
+        if let apnsID { span.set("apns-id", apnsID) }
+        span.set("herald.attempt", activity.attempts + 1)
+        span.set("herald.process", worker)
+        return span
+    }
+
     private func sendStart(_ start: ActivityStart, of activity: StoredActivity, entry: AppDirectory.Entry) async {
         let app = entry.app
         var address = ActivityPayload.Address.updateToken
@@ -190,8 +208,13 @@ final class ActivitySender: Sendable {
                     var headers = APNsRequestHeaders(target: .device(token), pushType: .liveactivity, priority: .immediate, topic: topic)
                     headers.apnsID = try? APNsID(parsing: start.apnsID)
                     let started = ContinuousClock.now
-                    let result = await entry.client.outcome(of: APNsRequest(headers: headers, body: body), timeout: self.configuration.requestTimeout)
+                    var span = self.span(activity, event: "start", apnsID: start.apnsID)
+                    let result = await TraceContext.$current.withValue(span?.context) {
+                        await entry.client.outcome(of: APNsRequest(headers: headers, body: body), timeout: self.configuration.requestTimeout)
+                    }
                     metrics.sent(activity.app, elapsed: ContinuousClock.now - started)
+                    span?.note(result)
+                    if let span { self.tracer?.finish(span) }
                     return (hex, result)
                 }
             }
@@ -292,8 +315,14 @@ final class ActivitySender: Sendable {
             headers.apnsID = activity.pendingAPNsID.flatMap { try? APNsID(parsing: $0) }
         }
         let started = ContinuousClock.now
-        let result = await entry.client.outcome(of: APNsRequest(headers: headers, body: body), timeout: configuration.requestTimeout)
+        var span = self.span(activity, event: event, apnsID: activity.channelID == nil ? activity.pendingAPNsID : nil)
+        if let channel = activity.channelID { span?.set("apns.channel-id", channel) }
+        let result = await TraceContext.$current.withValue(span?.context) {
+            await entry.client.outcome(of: APNsRequest(headers: headers, body: body), timeout: configuration.requestTimeout)
+        }
         metrics.sent(activity.app, elapsed: ContinuousClock.now - started)
+        span?.note(result)
+        if let span { tracer?.finish(span) }
         let after = self.now
         if let failure = AppFailure.of(result, app: app, usesAppTopic: true) {
             await pause(app.id, entry.updatedAt, app, failure)

@@ -66,7 +66,7 @@ final class Dispatcher: Sendable {
         self.metrics = metrics
         jobs = JobCache(store: store)
         capacity = CapacityGate(limit: max(1, configuration.maximumInFlight))
-        activities = ActivitySender(store: store, configuration: configuration, worker: worker, apps: apps, metrics: metrics)
+        activities = ActivitySender(store: store, configuration: configuration, worker: worker, apps: apps, metrics: metrics, tracer: tracer)
         store.health.onRecovery { [leaseWake, wake, flushWake] in
             // Back from an outage: keep what is held (before another process may take it
             // over), record what waited, and claim again.
