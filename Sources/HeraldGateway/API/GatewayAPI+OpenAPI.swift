@@ -336,7 +336,7 @@ extension GatewayAPI {
         let nullableInteger: JSONValue = ["type": ["integer", "null"]]
         return [
             "openapi": "3.1.0",
-            "info": ["title": "Herald gateway", "version": "1", "description": "Queues notifications durably and sends them to APNs; every token's outcome can be looked up."],
+            "info": ["title": "Herald gateway", "version": "1", "description": "Queues notifications durably and sends them to APNs; every token's outcome can be looked up. With traces on (herald serve --otlp-endpoint), a W3C traceparent header on any request makes the request's span a child of the caller's, and a submission's delivery attempts spans of the same trace."],
             "paths": paths,
             "components": [
                 "securitySchemes": ["apiKey": ["type": "http", "scheme": "bearer", "description": "An API key made by POST /v1/keys (or the administrator's key shown at first start)"]],
