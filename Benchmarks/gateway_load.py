@@ -252,6 +252,17 @@ def gateway_round(kind, processes):
     return submitted, delivered
 
 
+def clean_up():
+    """Kills what is still running, drops the PostgreSQL databases made, removes the files."""
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+    for database in cleanup:
+        if database.startswith("postgres"):
+            psql(postgres_admin, f"DROP DATABASE IF EXISTS {database.rsplit('/', 1)[1].split('?')[0]} WITH (FORCE)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def collector(hang):
     """An OTLP/HTTP collector on loopback: a sink that reads each export and answers 200 at once,
     or (hang) one that reads it and never answers. Returns (port, exports received)."""
@@ -348,13 +359,7 @@ if traces_mode:
             print(f"   {name}: a hanging collector changes the send rate by {abs(hanging - 1) * 100:.1f}% (rounds' ratios; target: under 5%)")
         print(f"   exports received: {sink_received[0]:,} by the answering collector, {hang_received[0]:,} by the hanging one")
     finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-        for database in cleanup:
-            if database.startswith("postgres"):
-                psql(postgres_admin, f"DROP DATABASE IF EXISTS {database.rsplit('/', 1)[1].split('?')[0]} WITH (FORCE)")
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up()
     sys.exit(0)
 
 try:
@@ -438,10 +443,4 @@ try:
               f"{totals.get('accepted', 0):,} accepted): resident memory {early / 1024:.0f} MB at 10-20%, {late / 1024:.0f} MB in the last 10%, "
               f"peak {peak / 1024:.0f} MB")
 finally:
-    for child in children:
-        if child.poll() is None:
-            child.kill()
-    for database in cleanup:
-        if database.startswith("postgres"):
-            psql(postgres_admin, f"DROP DATABASE IF EXISTS {database.rsplit('/', 1)[1].split('?')[0]} WITH (FORCE)")
-    shutil.rmtree(work, ignore_errors=True)
+    clean_up()

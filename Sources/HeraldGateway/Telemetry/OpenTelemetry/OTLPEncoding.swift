@@ -7,19 +7,26 @@
 enum OTLPEncoding {
     /// One request: the spans of one resource (this process) and one instrumentation scope.
     static func exportRequest(_ spans: [Span], resource: [Span.Attribute], scope: (name: String, version: String)) -> [UInt8] {
+        envelope(spans.map(encode), resource: resource, scope: scope)
+    }
+
+    /// What both requests are: field 1, one `ResourceSpans` (or `ResourceMetrics`) holding the
+    /// `Resource` (1) and one `ScopeSpans` (or `ScopeMetrics`, 2) of the scope (1) and `items`
+    /// (2, each an encoded `Span` or `Metric`).
+    private static func envelope(_ items: [[UInt8]], resource: [Span.Attribute], scope: (name: String, version: String)) -> [UInt8] {
         var resourceMessage = Writer()
         for attribute in resource { resourceMessage.message(1, keyValue(attribute)) }
         var scopeMessage = Writer()
         scopeMessage.string(1, scope.name)
         scopeMessage.string(2, scope.version)
-        var scopeSpans = Writer()
-        scopeSpans.message(1, scopeMessage.bytes)
-        for span in spans { scopeSpans.message(2, encode(span)) }
-        var resourceSpans = Writer()
-        resourceSpans.message(1, resourceMessage.bytes)
-        resourceSpans.message(2, scopeSpans.bytes)
+        var scoped = Writer()
+        scoped.message(1, scopeMessage.bytes)
+        for item in items { scoped.message(2, item) }
+        var resourceItems = Writer()
+        resourceItems.message(1, resourceMessage.bytes)
+        resourceItems.message(2, scoped.bytes)
         var request = Writer()
-        request.message(1, resourceSpans.bytes)
+        request.message(1, resourceItems.bytes)
         return request.bytes
     }
 
@@ -113,23 +120,7 @@ extension OTLPEncoding {
     static func metricsRequest(
         _ families: [PrometheusText.Family], resource: [Span.Attribute], scope: (name: String, version: String), start: UInt64, now: UInt64
     ) -> [UInt8] {
-        var scopeMetrics = Writer()
-        var scopeMessage = Writer()
-        scopeMessage.string(1, scope.name)
-        scopeMessage.string(2, scope.version)
-        scopeMetrics.message(1, scopeMessage.bytes)
-        for family in families {
-            guard let metric = metric(family, start: start, now: now) else { continue }
-            scopeMetrics.message(2, metric)
-        }
-        var resourceMessage = Writer()
-        for attribute in resource { resourceMessage.message(1, keyValue(attribute)) }
-        var resourceMetrics = Writer()
-        resourceMetrics.message(1, resourceMessage.bytes)
-        resourceMetrics.message(2, scopeMetrics.bytes)
-        var request = Writer()
-        request.message(1, resourceMetrics.bytes)
-        return request.bytes
+        envelope(families.compactMap { metric($0, start: start, now: now) }, resource: resource, scope: scope)
     }
 
     private static let cumulative: UInt64 = 2  // AGGREGATION_TEMPORALITY_CUMULATIVE
