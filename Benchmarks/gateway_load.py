@@ -176,24 +176,25 @@ def submit(port, n):
 
 
 def wait_done(port, jobs, sample=None):
-    """Polls until every job is done; returns the seconds it took and the final counts."""
+    """Polls until every job is done; returns the seconds it took and the final counts.
+
+    One job is asked about at a time, the oldest not yet done (jobs finish about in the order
+    they were queued), ten times a second: a job's summary counts its deliveries by state, so
+    asking about every unfinished job each time cost PostgreSQL 11 µs of CPU per delivery
+    (pg_stat_statements, 100,000 deliveries in 10 jobs), which was then counted as the
+    gateway's."""
     began = time.perf_counter()
-    remaining = list(jobs)
     totals = {}
-    while remaining:
-        still = []
-        for job in remaining:
+    for job in jobs:
+        while True:
             summary = call(port, "GET", f"/v1/apps/bench/notifications/{job}")
+            if sample:
+                sample()
             if summary["status"] == "done":
-                for state, number in summary["counts"].items():
-                    totals[state] = totals.get(state, 0) + number
-            else:
-                still.append(job)
-        remaining = still
-        if sample:
-            sample()
-        if remaining:
+                break
             time.sleep(0.1)
+        for state, number in summary["counts"].items():
+            totals[state] = totals.get(state, 0) + number
     return time.perf_counter() - began, totals
 
 

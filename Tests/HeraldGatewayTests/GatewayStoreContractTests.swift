@@ -387,6 +387,13 @@ import Testing
         #expect(plan.contains("Index Scan using deliveries_due on deliveries") && !plan.contains("Sort"), "\(plan)")
         let claimed = try await store.claim(worker: "w", limit: 500, now: 3_000, leaseUntil: 60_000, takeOver: false)
         #expect(claimed.count == 500 && claimed.map(\.id) == claimed.map(\.id).sorted())
+        // A claim and an outcome each rewrite the row and add an entry to every index of the
+        // table (they change the queue's indexed columns): each index beyond the id, the job
+        // and the queue costs every delivery twice. Deleting an app and erasing a user reach
+        // deliveries through their jobs.
+        let indexes = try await database.query("SELECT indexname FROM pg_indexes WHERE tablename = 'deliveries' ORDER BY indexname")
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(indexes == ["deliveries_due", "deliveries_job", "deliveries_pkey"], "\(indexes)")
     }
 }
 

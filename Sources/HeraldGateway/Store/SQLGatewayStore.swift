@@ -76,13 +76,20 @@ final class SQLGatewayStore: GatewayStore {
             "UPDATE apps SET paused_at = NULL, paused_reason = NULL, paused_advice = NULL WHERE id = ? AND paused_at IS NOT NULL RETURNING id", [.text(id)])).isEmpty
     }
 
+    /// A condition on `deliveries` (one bound value: the app's id): the app's deliveries, found
+    /// through its jobs. The table has no index on `app_id` (schema migration 7): each
+    /// delivery's two rewrites would add to it, for statements as rare as these.
+    static let ofApp = "job_id IN (SELECT id FROM jobs WHERE app_id = ?)"
+
     func deleteApp(id: String) async throws -> AppDeletion? {
         try await database.transaction { executor in
             var counts: [String: Int] = [:]
             for table in ["webhook_events", "deliveries", "jobs", "devices", "activities", "start_tokens"] {
-                let row = try await executor.query("SELECT count(*) AS n FROM \(table) WHERE app_id = ?", [.text(id)]).first
+                // Deliveries are reached through their jobs (indexed by job, not by app).
+                let rows = table == "deliveries" ? "\(table) WHERE \(Self.ofApp)" : "\(table) WHERE app_id = ?"
+                let row = try await executor.query("SELECT count(*) AS n FROM \(rows)", [.text(id)]).first
                 counts[table] = Int(row?.integer("n") ?? 0)
-                try await executor.query("DELETE FROM \(table) WHERE app_id = ?", [.text(id)])
+                try await executor.query("DELETE FROM \(rows)", [.text(id)])
             }
             guard !(try await executor.query("DELETE FROM apps WHERE id = ? RETURNING id", [.text(id)])).isEmpty else { return nil }
             return AppDeletion(
@@ -235,12 +242,12 @@ final class SQLGatewayStore: GatewayStore {
                 try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token IN (\(placeholders(chunk.count)))", [.text(app)] + list)
                 // Nothing more is sent to them; what was sent keeps its outcome, not the token.
                 let cancelled = try await executor.query(
-                    "UPDATE deliveries SET state = 'cancelled', reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE app_id = ? AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
+                    "UPDATE deliveries SET state = 'cancelled', reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE \(Self.ofApp) AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
                     [.integer(now), .text(app)] + list)
                 erasure.cancelled += cancelled.count
                 try await Self.close(Dictionary(grouping: cancelled.compactMap { $0.text("job_id") }, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
                 erasure.deliveries += try await executor.query(
-                    "UPDATE deliveries SET token = '' WHERE app_id = ? AND token IN (\(placeholders(chunk.count))) RETURNING id", [.text(app)] + list).count
+                    "UPDATE deliveries SET token = '' WHERE \(Self.ofApp) AND token IN (\(placeholders(chunk.count))) RETURNING id", [.text(app)] + list).count
                 for token in chunk {
                     erasure.webhookEvents += try await executor.query(
                         "DELETE FROM webhook_events WHERE app_id = ? AND \(dialect.contains("body")) RETURNING id", [.text(app), .text(token)]).count
