@@ -391,9 +391,33 @@ import Testing
         // table (they change the queue's indexed columns): each index beyond the id, the job
         // and the queue costs every delivery twice. Deleting an app and erasing a user reach
         // deliveries through their jobs.
+        // The claim and a lease renewal write no indexed column: HOT updates, no index entry
+        // (with room kept in each page for them); the outcome leaves the queue's index.
+        let extended = try await store.extendLeases(worker: "w", ids: claimed.map(\.id), until: 90_000, now: 3_001)
+        #expect(extended.count == 500)
+        #expect(try await Self.updates(of: database, atLeast: 1_000) == (1_000, 1_000), "every claim and renewal a HOT update")
+        try await store.record(claimed.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "w", now: 3_002)
+        let after = try await Self.updates(of: database, atLeast: 1_500)
+        #expect(after.all == 1_500 && after.hot == 1_000, "the outcomes rewrite the row and its indexes: \(after)")
         let indexes = try await database.query("SELECT indexname FROM pg_indexes WHERE tablename = 'deliveries' ORDER BY indexname")
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         #expect(indexes == ["deliveries_due", "deliveries_job", "deliveries_pkey"], "\(indexes)")
+    }
+}
+
+extension GatewayStoreContractTests {
+    /// The deliveries table's updates and HOT updates (`pg_stat_user_tables`), once the server's
+    /// statistics show at least `count` updates (they are flushed about once a second).
+    static func updates(of database: PostgresTestDatabase, atLeast count: Int) async throws -> (all: Int, hot: Int) {
+        var last = (all: 0, hot: 0)
+        for _ in 0..<50 {
+            let fields = try await database.query("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'deliveries'")
+                .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
+            if fields.count == 2 { last = (fields[0], fields[1]) }
+            if last.all >= count { return last }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return last
     }
 }
 

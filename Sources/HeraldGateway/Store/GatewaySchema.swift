@@ -199,6 +199,20 @@ enum GatewaySchema {
             SchemaMigrator.Migration(version: 7, statements: [
                 "DROP INDEX deliveries_app",
             ]),
+            // A claim that rewrites no index entry (a HOT update on PostgreSQL): the queue's
+            // index no longer reads `state` (which a claim changes) but `in_queue` (1 from the
+            // insert until the delivery is final), and a claim's lease is `lease_until`, outside
+            // the index's key, instead of `due_at`. Lease renewals then rewrite no index either.
+            // A claim's new row versions need room in their page: half of each new page is kept
+            // free (PostgreSQL's fillfactor).
+            SchemaMigrator.Migration(version: 8, statements: unbounded + [
+                "ALTER TABLE deliveries ADD COLUMN in_queue INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE deliveries ADD COLUMN lease_until BIGINT",
+                "UPDATE deliveries SET in_queue = 1 WHERE state IN ('queued', 'claimed')",
+                "UPDATE deliveries SET lease_until = due_at WHERE state = 'claimed'",
+                "DROP INDEX deliveries_due",
+                "CREATE INDEX deliveries_due ON deliveries (due_at, id) WHERE in_queue = 1",
+            ] + (postgres ? ["ALTER TABLE deliveries SET (fillfactor = 50)"] : [])),
         ]
     }
 

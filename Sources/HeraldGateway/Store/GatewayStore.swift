@@ -392,7 +392,8 @@ struct StoredDelivery: Sendable, Equatable {
     var reason: String?
     var unregisteredAt: Int64?
     var updatedAt: Int64
-    /// When a queued delivery is due (a claimed one: when its lease ends).
+    /// When a queued delivery is due (a claimed one keeps the time it was due; its lease is
+    /// the row's `lease_until`).
     var dueAt: Int64? = nil
     /// Which of the job's payloads it gets (0: the job's own; else a language's).
     var variant: Int = 0

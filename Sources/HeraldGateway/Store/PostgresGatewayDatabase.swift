@@ -252,8 +252,8 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         for chunk in tokens.chunked(50_000) {
             try await executor.query(
                 """
-                INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at)
-                SELECT ?, ?, t.token, t.apns_id, 'queued', ?, 0, ? FROM unnest(?::text[], ?::text[]) AS t(token, apns_id)
+                INSERT INTO deliveries (job_id, app_id, token, apns_id, state, in_queue, due_at, attempts, updated_at)
+                SELECT ?, ?, t.token, t.apns_id, 'queued', 1, ?, 0, ? FROM unnest(?::text[], ?::text[]) AS t(token, apns_id)
                 """,
                 [.text(job.id), .text(job.app), .integer(job.dueAt(nil)), .integer(job.now), .texts(chunk.map(\.token)), .texts(chunk.map(\.apnsID))])
         }

@@ -242,7 +242,7 @@ final class SQLGatewayStore: GatewayStore {
                 try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token IN (\(placeholders(chunk.count)))", [.text(app)] + list)
                 // Nothing more is sent to them; what was sent keeps its outcome, not the token.
                 let cancelled = try await executor.query(
-                    "UPDATE deliveries SET state = 'cancelled', reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE \(Self.ofApp) AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
+                    "UPDATE deliveries SET state = 'cancelled', in_queue = 0, reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE \(Self.ofApp) AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
                     [.integer(now), .text(app)] + list)
                 erasure.cancelled += cancelled.count
                 try await Self.close(Dictionary(grouping: cancelled.compactMap { $0.text("job_id") }, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
@@ -330,7 +330,7 @@ final class SQLGatewayStore: GatewayStore {
                 // Tokens APNs called dead are not sent again: recorded as skipped, with the reason.
                 try await executor.query(
                     """
-                    UPDATE deliveries SET state = 'skipped', reason = d.reason, unregistered_at = d.dead_at
+                    UPDATE deliveries SET state = 'skipped', in_queue = 0, reason = d.reason, unregistered_at = d.dead_at
                     FROM devices d WHERE deliveries.job_id = ? AND d.app_id = ? AND d.token = deliveries.token AND d.state = 'dead'
                     """,
                     [.text(job.id), .text(job.app)])
@@ -354,8 +354,8 @@ final class SQLGatewayStore: GatewayStore {
                 for (filter, binds) in filters {
                     try await executor.query(
                         """
-                        INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at, variant)
-                        SELECT ?, ?, d.token, '', 'queued', \(cases.due), 0, ?, \(cases.variant) FROM devices d
+                        INSERT INTO deliveries (job_id, app_id, token, apns_id, state, in_queue, due_at, attempts, updated_at, variant)
+                        SELECT ?, ?, d.token, '', 'queued', 1, \(cases.due), 0, ?, \(cases.variant) FROM devices d
                         WHERE d.app_id = ? AND d.state = 'active' AND \(filter) ORDER BY d.token
                         """,
                         [.text(job.id), .text(job.app)] + cases.dueBinds + [.integer(job.now)] + cases.variantBinds + [.text(job.app)] + binds)
@@ -451,7 +451,7 @@ final class SQLGatewayStore: GatewayStore {
             // Nothing cancelled is queued again (``queuedUnlessCancelled``).
             try await executor.query("UPDATE jobs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", [.integer(now), .text(job)])
             let cancelled = try await executor.query(
-                "UPDATE deliveries SET state = 'cancelled', reason = 'cancelled', updated_at = ? WHERE job_id = ? AND state = 'queued' RETURNING id, token, apns_id",
+                "UPDATE deliveries SET state = 'cancelled', in_queue = 0, reason = 'cancelled', updated_at = ? WHERE job_id = ? AND state = 'queued' RETURNING id, token, apns_id",
                 [.integer(now), .text(job)])
             if let webhook {
                 for row in cancelled {
@@ -557,16 +557,19 @@ final class SQLGatewayStore: GatewayStore {
 
     /// The claim's statement and its values (see ``claim(worker:limit:now:leaseUntil:takeOver:)``).
     func claimStatement(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) -> (String, [SQLValue]) {
-        let claimable = takeOver ? "(state = 'queued' OR (state = 'claimed' AND claimed_by <> ?))" : "state = 'queued'"
+        // The claim writes no column of the queue's index (its key, `due_at` and `id`, and its
+        // predicate, `in_queue`), so on PostgreSQL it is a HOT update: no index entry written.
+        // Rows claimed by others stay in the index at their due time, read and passed over.
+        let claimable = takeOver ? "(state = 'queued' OR (state = 'claimed' AND claimed_by <> ? AND lease_until <= ?))" : "state = 'queued'"
         var binds: [SQLValue] = [.text(worker), .integer(leaseUntil), .integer(now), .integer(now)]
-        if takeOver { binds.append(.text(worker)) }
+        if takeOver { binds += [.text(worker), .integer(now)] }
         binds.append(SQLValue(limit))
         let sql = """
             UPDATE deliveries SET
                 reclaimed_from = CASE WHEN state = 'claimed' THEN claimed_by ELSE reclaimed_from END,
-                state = 'claimed', claimed_by = ?, due_at = ?, attempts = attempts + 1, updated_at = ?
+                state = 'claimed', claimed_by = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
             WHERE id IN (SELECT id FROM deliveries
-                         WHERE state IN ('queued', 'claimed') AND due_at <= ? AND \(claimable)
+                         WHERE in_queue = 1 AND due_at <= ? AND \(claimable)
                            AND app_id NOT IN (SELECT id FROM apps WHERE paused_at IS NOT NULL)
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
             RETURNING id, job_id, app_id, token, apns_id, attempts, variant, reason
@@ -636,7 +639,7 @@ final class SQLGatewayStore: GatewayStore {
             let accepted = outcomes.filter { if case .accepted = $0.result { return $0.webhooks.isEmpty } else { return false } }.map(\.delivery.id)
             for chunk in accepted.chunked(Self.idsPerStatement) {
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET state = 'accepted', status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id",
+                    "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id",
                     [.integer(now), .text(worker)] + chunk.map(SQLValue.integer))
                 for row in rows { if let job = row.text("job_id") { finals[job, default: 0] += 1 } }
             }
@@ -675,18 +678,21 @@ final class SQLGatewayStore: GatewayStore {
     /// was cancelled meanwhile (nothing of a cancelled job is queued again).
     static let queuedUnlessCancelled =
         "CASE WHEN (SELECT cancelled_at FROM jobs WHERE jobs.id = deliveries.job_id) IS NULL THEN 'queued' ELSE 'cancelled' END"
+    /// `in_queue` beside ``queuedUnlessCancelled``: 1 while queued, 0 once final.
+    static let inQueueUnlessCancelled =
+        "CASE WHEN (SELECT cancelled_at FROM jobs WHERE jobs.id = deliveries.job_id) IS NULL THEN 1 ELSE 0 END"
 
     /// The columns an outcome sets, with their values.
     private static func assignments(for result: DeliveryOutcome.Result) -> (String, [SQLValue]) {
         switch result {
         case .accepted(let status):
-            return ("state = 'accepted', status = ?, reason = NULL", [SQLValue(status)])
+            return ("state = 'accepted', in_queue = 0, status = ?, reason = NULL", [SQLValue(status)])
         case .rejected(let status, let reason, let unregisteredAt, _):
-            return ("state = 'rejected', status = ?, reason = ?, unregistered_at = ?", [SQLValue(status), SQLValue(reason), SQLValue(unregisteredAt)])
+            return ("state = 'rejected', in_queue = 0, status = ?, reason = ?, unregistered_at = ?", [SQLValue(status), SQLValue(reason), SQLValue(unregisteredAt)])
         case .retry(let at, let reason):
-            return ("state = \(queuedUnlessCancelled), due_at = ?, reason = ?", [.integer(at), SQLValue(reason)])
+            return ("state = \(queuedUnlessCancelled), in_queue = \(inQueueUnlessCancelled), due_at = ?, reason = ?", [.integer(at), SQLValue(reason)])
         case .expired(let reason):
-            return ("state = 'expired', reason = ?", [SQLValue(reason)])
+            return ("state = 'expired', in_queue = 0, reason = ?", [SQLValue(reason)])
         }
     }
 
@@ -697,7 +703,7 @@ final class SQLGatewayStore: GatewayStore {
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
                 try await lockHeld(chunk, worker: worker, on: executor)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET due_at = ? WHERE state = 'claimed' AND claimed_by = ? AND id IN (\(placeholders(chunk.count))) RETURNING id",
+                    "UPDATE deliveries SET lease_until = ? WHERE state = 'claimed' AND claimed_by = ? AND id IN (\(placeholders(chunk.count))) RETURNING id",
                     [.integer(until), .text(worker)] + chunk.map(SQLValue.integer))
                 for row in rows { if let id = row.integer("id") { extended.insert(id) } }
             }
@@ -723,7 +729,7 @@ final class SQLGatewayStore: GatewayStore {
                 // Given back as it was: the attempt it was claimed for was not made. (A cancelled
                 // job's is cancelled: final.)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id, state",
+                    "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), in_queue = \(Self.inQueueUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id, state",
                     [.integer(now), SQLValue(reason), .integer(now), .text(worker)] + chunk.map(SQLValue.integer))
                 let ended = rows.filter { $0.text("state") == DeliveryState.cancelled.rawValue }.compactMap { $0.text("job_id") }
                 try await Self.close(Dictionary(grouping: ended, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
@@ -733,7 +739,7 @@ final class SQLGatewayStore: GatewayStore {
 
     func queueDepth(now: Int64) async throws -> (waiting: Int, due: Int) {
         let row = try await database.query(
-            "SELECT count(*) AS waiting, coalesce(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) AS due FROM deliveries WHERE state IN ('queued', 'claimed')",
+            "SELECT count(*) AS waiting, coalesce(sum(CASE WHEN state = 'queued' AND due_at <= ? THEN 1 ELSE 0 END), 0) AS due FROM deliveries WHERE in_queue = 1",
             [.integer(now)]).first
         return (Int(row?.integer("waiting") ?? 0), Int(row?.integer("due") ?? 0))
     }

@@ -59,8 +59,8 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
                 binds += [.text(job.id), .text(job.app), .text(token), .text(apnsID), .integer(due), .integer(job.now)]
             }
             try await executor.query(
-                "INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at) VALUES "
-                    + Array(repeating: "(?, ?, ?, ?, 'queued', ?, 0, ?)", count: chunk.count).joined(separator: ", "),
+                "INSERT INTO deliveries (job_id, app_id, token, apns_id, state, in_queue, due_at, attempts, updated_at) VALUES "
+                    + Array(repeating: "(?, ?, ?, ?, 'queued', 1, ?, 0, ?)", count: chunk.count).joined(separator: ", "),
                 binds)
         }
     }
