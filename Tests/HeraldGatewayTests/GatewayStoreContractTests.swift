@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldGateway
 import HeraldProtocol
+import HeraldSQL
 import HeraldTestSupport
 import Logging
 import Testing
@@ -406,6 +407,32 @@ import Testing
 }
 
 extension GatewayStoreContractTests {
+    /// A queue at schema 7 (the lease in `due_at`, the queue's index on `state`), a delivery
+    /// claimed by a process at the time of the upgrade: after schema 8 it is still held until its
+    /// lease runs out, then taken over; a queued one is claimed; a final one stays out.
+    @Test func aQueueUpgradedToSchema8KeepsItsClaimsAndLeases() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("gateway.db")
+        let raw = try await SQLiteDatabase.open(path: path, logger: Logger(label: "test"))
+        try await SchemaMigrator(Array(GatewaySchema.migrations(for: .sqlite).prefix(7)), record: .table(name: GatewaySchema.versionTable, serialize: nil)).migrate(raw)
+        try await raw.query(
+            """
+            INSERT INTO deliveries (job_id, app_id, token, apns_id, state, due_at, attempts, updated_at, claimed_by) VALUES
+            ('j', 'app', 'queued', '', 'queued', 100, 0, 1, NULL), ('j', 'app', 'held', '', 'claimed', 5000, 1, 1, 'w1'),
+            ('j', 'app', 'done', '', 'accepted', 100, 1, 1, NULL)
+            """, [])
+        await raw.close()
+        let store = try await SQLiteGatewayDatabase.open(path: path, logger: Logger(label: "test"))
+        defer { Task { await store.close() } }
+        #expect(try await store.claim(worker: "w2", limit: 10, now: 1_000, leaseUntil: 9_000, takeOver: false).map(\.token) == ["queued"])
+        #expect(try await store.claim(worker: "w2", limit: 10, now: 1_000, leaseUntil: 9_000, takeOver: true).isEmpty, "w1's lease runs to 5,000")
+        #expect(try await store.queueDepth(now: 6_000) == (waiting: 2, due: 0), "two in the queue, both claimed")
+        let taken = try await store.claim(worker: "w2", limit: 10, now: 6_000, leaseUntil: 9_000, takeOver: true)
+        #expect(taken.map(\.token) == ["held"] && taken.first?.attempts == 2, "taken over once its lease ran out")
+        try await store.record(taken.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "w2", now: 6_001)
+        #expect(try await store.queueDepth(now: 6_001) == (waiting: 1, due: 0))
+    }
+
     /// The deliveries table's updates and HOT updates (`pg_stat_user_tables`), once the server's
     /// statistics show at least `count` updates (they are flushed about once a second).
     static func updates(of database: PostgresTestDatabase, atLeast count: Int) async throws -> (all: Int, hot: Int) {
