@@ -213,6 +213,23 @@ enum GatewaySchema {
                 "DROP INDEX deliveries_due",
                 "CREATE INDEX deliveries_due ON deliveries (due_at, id) WHERE in_queue = 1",
             ] + (postgres ? ["ALTER TABLE deliveries SET (fillfactor = 50)"] : [])),
+            // A job's deliveries counted by state in its own row, kept by every statement that
+            // moves a delivery between states (``SQLGatewayStore/StateChanges``), so a job's
+            // summary reads one row instead of counting a million: `queued` is the open
+            // deliveries not claimed. `taken_over` says that a delivery's current claim took it
+            // from a process whose lease ran out (it was counted as claimed already).
+            SchemaMigrator.Migration(version: 9, statements: unbounded + DeliveryState.countedColumns.map {
+                "ALTER TABLE jobs ADD COLUMN \($0) INTEGER NOT NULL DEFAULT 0"
+            } + [
+                // NULL (no byte in the row) unless 1: the claim stays a HOT update with room to spare.
+                "ALTER TABLE deliveries ADD COLUMN taken_over INTEGER",
+                """
+                UPDATE jobs SET \(DeliveryState.countedColumns.map { "\($0) = c.\($0)" }.joined(separator: ", "))
+                FROM (SELECT job_id, \(DeliveryState.counted.map { "sum(CASE WHEN state = '\($0.rawValue)' THEN 1 ELSE 0 END) AS \($0.countColumn!)" }.joined(separator: ", "))
+                      FROM deliveries GROUP BY job_id) c
+                WHERE c.job_id = jobs.id
+                """,
+            ]),
         ]
     }
 

@@ -334,6 +334,17 @@ enum SubmitResult: Sendable {
 
 enum DeliveryState: String, Sendable, CaseIterable {
     case queued, claimed, accepted, rejected, expired, skipped, cancelled
+
+    /// Whether a delivery in this state may still be sent (it holds its job open).
+    var isOpen: Bool { self == .queued || self == .claimed }
+
+    /// The column of `jobs` that counts a job's deliveries in this state (schema 9); `nil` for
+    /// `queued`, which is the job's open deliveries less its claimed ones.
+    var countColumn: String? { self == .queued ? nil : "n_" + rawValue }
+
+    /// The states with a column of their own in `jobs`.
+    static let counted = allCases.filter { $0.countColumn != nil }
+    static let countedColumns = counted.compactMap(\.countColumn)
 }
 
 struct JobSummary: Sendable, Equatable {

@@ -14,8 +14,6 @@ import Synchronization
 final class SQLGatewayStore: GatewayStore {
     let database: any GatewayDatabase
     let dialect: GatewaySchema.Dialect
-    /// Jobs whose start this process recorded (the newest few thousand).
-    private let startedJobs = RecentSet(capacity: 4_096)
 
     /// Rows per multi-row statement: SQLite allows 32,766 bound values in one statement,
     /// PostgreSQL 65,535; an `IN` list of ids stays at a thousand.
@@ -237,6 +235,7 @@ final class SQLGatewayStore: GatewayStore {
                 "UPDATE activities SET user_id = NULL WHERE app_id = ? AND user_id = ? RETURNING id", [.text(app), .text(user)]).count
             guard !tokens.isEmpty || startTokens > 0 || activities > 0 else { return nil }
             var erasure = UserErasure(devices: tokens.count, deliveries: 0, cancelled: 0, webhookEvents: 0, startTokens: startTokens, activities: activities)
+            var changes = StateChanges()
             for chunk in tokens.chunked(Self.idsPerStatement) {
                 let list = chunk.map(SQLValue.text)
                 try await executor.query("DELETE FROM device_tags WHERE app_id = ? AND token IN (\(placeholders(chunk.count)))", [.text(app)] + list)
@@ -245,7 +244,7 @@ final class SQLGatewayStore: GatewayStore {
                     "UPDATE deliveries SET state = 'cancelled', in_queue = 0, reason = 'the user was erased', claimed_by = NULL, updated_at = ? WHERE \(Self.ofApp) AND state = 'queued' AND token IN (\(placeholders(chunk.count))) RETURNING job_id",
                     [.integer(now), .text(app)] + list)
                 erasure.cancelled += cancelled.count
-                try await Self.close(Dictionary(grouping: cancelled.compactMap { $0.text("job_id") }, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
+                for row in cancelled { changes.move(row.text("job_id"), from: .queued, to: .cancelled) }
                 erasure.deliveries += try await executor.query(
                     "UPDATE deliveries SET token = '' WHERE \(Self.ofApp) AND token IN (\(placeholders(chunk.count))) RETURNING id", [.text(app)] + list).count
                 for token in chunk {
@@ -253,6 +252,8 @@ final class SQLGatewayStore: GatewayStore {
                         "DELETE FROM webhook_events WHERE app_id = ? AND \(dialect.contains("body")) RETURNING id", [.text(app), .text(token)]).count
                 }
             }
+            // The jobs last, once every delivery row this needs is held (``StateChanges``).
+            try await Self.apply(changes, now: now, on: executor)
             return erasure
         }
     }
@@ -366,10 +367,11 @@ final class SQLGatewayStore: GatewayStore {
                 """
                 UPDATE jobs SET token_count = (SELECT count(*) FROM deliveries WHERE job_id = ?),
                     open_deliveries = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'queued'),
+                    n_skipped = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'skipped'),
                     send_at = (SELECT min(due_at) FROM deliveries WHERE job_id = ? AND state = 'queued'), users_without_devices = ?
                 WHERE id = ? RETURNING open_deliveries, send_at
                 """,
-                [.text(job.id), .text(job.id), .text(job.id), SQLValue(usersWithoutDevices), .text(job.id)]).first
+                [.text(job.id), .text(job.id), .text(job.id), .text(job.id), SQLValue(usersWithoutDevices), .text(job.id)]).first
             let open = summary?.integer("open_deliveries") ?? 0
             if let first = summary?.integer("send_at"), first <= job.now {
                 // Due at once: not a schedule.
@@ -413,26 +415,49 @@ final class SQLGatewayStore: GatewayStore {
         return cases
     }
 
-    /// Takes `ended` deliveries (by job) off their jobs' open counts, in one order of jobs; a job
-    /// whose count reaches 0 is finished (with `job.done` when `doneWebhook` holds it).
-    private static func close(_ ended: [String: Int], doneWebhook: Set<String>, now: Int64, on executor: any SQLExecutor) async throws {
-        for (job, count) in ended.sorted(by: { $0.key < $1.key }) where count > 0 {
+    /// Deliveries moved between states by one transaction, per job, for the jobs' counts
+    /// (schema 9): ``apply(_:startedAt:doneWebhook:now:on:)`` writes them in the same transaction.
+    ///
+    /// Locking: a transaction writes the jobs' rows after every delivery row it changes, and in
+    /// one order of jobs. Claims, outcomes, give-backs, cancels and erasures then wait for a job's
+    /// row only while holding delivery rows nobody holding a job's row waits for, and never
+    /// deadlock (PostgreSQL would end one of a pair with 40P01).
+    struct StateChanges {
+        private(set) var jobs: [String: [DeliveryState: Int]] = [:]
+
+        /// One delivery of `job` (`nil`: a row read without its job, ignored) went from `old` to `new`.
+        mutating func move(_ job: String?, from old: DeliveryState, to new: DeliveryState?) {
+            guard let job, let new, old != new else { return }
+            jobs[job, default: [:]][old, default: 0] -= 1
+            jobs[job, default: [:]][new, default: 0] += 1
+        }
+    }
+
+    /// Adds `changes` to the jobs' counts, in one order of jobs; a job left with no open
+    /// delivery by them is finished (with `job.done` when `doneWebhook` holds it). `startedAt`
+    /// is the start of a job not started yet (a claim's).
+    private static func apply(
+        _ changes: StateChanges, startedAt: Int64? = nil, doneWebhook: Set<String> = [], now: Int64, on executor: any SQLExecutor
+    ) async throws {
+        for (job, delta) in changes.jobs.sorted(by: { $0.key < $1.key }) {
+            let opened = delta.reduce(0) { $0 + ($1.key.isOpen ? $1.value : 0) }
             guard let row = try await executor.query(
-                "UPDATE jobs SET open_deliveries = open_deliveries - ? WHERE id = ? RETURNING open_deliveries, app_id, metadata",
-                [SQLValue(count), .text(job)]).first, row.integer("open_deliveries") == 0
+                "UPDATE jobs SET open_deliveries = open_deliveries + ?, \(countsUpdate), started_at = coalesce(started_at, ?) WHERE id = ? RETURNING open_deliveries, app_id, metadata",
+                [SQLValue(opened)] + DeliveryState.counted.map { SQLValue(delta[$0, default: 0]) } + [SQLValue(startedAt), .text(job)]).first,
+                opened < 0, row.integer("open_deliveries") == 0
             else { continue }
             try await finish(job: job, app: row.text("app_id") ?? "", metadata: row.text("metadata"), webhook: doneWebhook.contains(job), now: now, on: executor)
         }
     }
 
+    /// `n_claimed = n_claimed + ?, …` for every counted state, in ``DeliveryState/counted``'s order.
+    private static let countsUpdate = DeliveryState.countedColumns.map { "\($0) = \($0) + ?" }.joined(separator: ", ")
+
     /// Marks a job finished and stores its `job.done` event when the app's webhook wants it.
     private static func finish(job: String, app: String, metadata: String?, webhook: Bool, now: Int64, on executor: any SQLExecutor) async throws {
         try await executor.query("UPDATE jobs SET finished_at = ? WHERE id = ? AND finished_at IS NULL", [.integer(now), .text(job)])
         guard webhook else { return }
-        var counts: [DeliveryState: Int] = [:]
-        for row in try await executor.query("SELECT state, count(*) AS n FROM deliveries WHERE job_id = ? GROUP BY state", [.text(job)]) {
-            if let state = row.text("state").flatMap(DeliveryState.init(rawValue:)) { counts[state] = Int(row.integer("n") ?? 0) }
-        }
+        let counts = try await summary(executor, app: app, id: job)?.counts ?? [:]
         try await insertWebhook(app: app, body: WebhookEvents.jobDone(app: app, job: job, metadata: metadata, counts: counts, now: now), now: now, on: executor)
     }
 
@@ -443,13 +468,13 @@ final class SQLGatewayStore: GatewayStore {
 
     func cancel(app: String, job: String, webhook: (@Sendable (StoredDelivery) -> String)?, now: Int64) async throws -> JobSummary? {
         try await database.transaction { executor in
-            guard try await executor.query("SELECT id FROM jobs WHERE app_id = ? AND id = ?\(self.dialect.rowLock)", [.text(app), .text(job)]).first != nil else {
+            guard try await executor.query("SELECT id FROM jobs WHERE app_id = ? AND id = ?", [.text(app), .text(job)]).first != nil else {
                 return nil
             }
             // Queued rows only: a row a worker claimed is being sent (it finishes, and is counted
             // as finishing), and a claim (SKIP LOCKED) never takes a row this statement holds.
-            // Nothing cancelled is queued again (``queuedUnlessCancelled``).
-            try await executor.query("UPDATE jobs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", [.integer(now), .text(job)])
+            // Nothing cancelled is queued again (``queuedUnlessCancelled``). The job's row is
+            // written after its deliveries' (``StateChanges``).
             let cancelled = try await executor.query(
                 "UPDATE deliveries SET state = 'cancelled', in_queue = 0, reason = 'cancelled', updated_at = ? WHERE job_id = ? AND state = 'queued' RETURNING id, token, apns_id",
                 [.integer(now), .text(job)])
@@ -462,7 +487,10 @@ final class SQLGatewayStore: GatewayStore {
                     try await Self.insertWebhook(app: app, body: webhook(delivery), now: now, on: executor)
                 }
             }
-            try await Self.close([job: cancelled.count], doneWebhook: [], now: now, on: executor)
+            try await executor.query("UPDATE jobs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", [.integer(now), .text(job)])
+            var changes = StateChanges()
+            for _ in cancelled { changes.move(job, from: .queued, to: .cancelled) }
+            try await Self.apply(changes, now: now, on: executor)
             return try await Self.summary(executor, app: app, id: job)
         }
     }
@@ -475,17 +503,16 @@ final class SQLGatewayStore: GatewayStore {
         return summary
     }
 
-    /// The job `id` of `app` with its deliveries counted by state.
+    /// The job `id` of `app` with its deliveries counted by state: one row, whatever the job's size.
     private static func summary(_ executor: any SQLExecutor, app: String, id: String) async throws -> JobSummary? {
         guard let row = try await executor.query(
-            "SELECT \(jobColumns) FROM jobs WHERE app_id = ? AND id = ?", [.text(app), .text(id)]).first
+            "SELECT \(jobColumns), \(DeliveryState.countedColumns.joined(separator: ", ")) FROM jobs WHERE app_id = ? AND id = ?", [.text(app), .text(id)]).first
         else { return nil }
-        var counts: [DeliveryState: Int] = [:]
-        for count in try await executor.query("SELECT state, count(*) AS n FROM deliveries WHERE job_id = ? GROUP BY state", [.text(id)]) {
-            if let state = count.text("state").flatMap(DeliveryState.init(rawValue:)) { counts[state] = Int(count.integer("n") ?? 0) }
-        }
         var summary = job(from: row)
-        summary.counts = counts
+        var counts: [DeliveryState: Int] = [:]
+        for state in DeliveryState.counted { counts[state] = Int(row.integer(state.countColumn ?? "") ?? 0) }
+        counts[.queued] = summary.open - (counts[.claimed] ?? 0)
+        summary.counts = counts.filter { $0.value != 0 }
         return summary
     }
 
@@ -567,12 +594,13 @@ final class SQLGatewayStore: GatewayStore {
         let sql = """
             UPDATE deliveries SET
                 reclaimed_from = CASE WHEN state = 'claimed' THEN claimed_by ELSE reclaimed_from END,
+                taken_over = CASE WHEN state = 'claimed' THEN 1 ELSE NULL END,
                 state = 'claimed', claimed_by = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
             WHERE id IN (SELECT id FROM deliveries
                          WHERE in_queue = 1 AND due_at <= ? AND \(claimable)
                            AND app_id NOT IN (SELECT id FROM apps WHERE paused_at IS NOT NULL)
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
-            RETURNING id, job_id, app_id, token, apns_id, attempts, variant, reason
+            RETURNING id, job_id, app_id, token, apns_id, attempts, variant, reason, taken_over
             """
         return (sql, binds)
     }
@@ -580,40 +608,42 @@ final class SQLGatewayStore: GatewayStore {
     /// How the database would run a claim now (PostgreSQL's `EXPLAIN`, as the claim is planned).
     func explainClaim(now: Int64) async throws -> String {
         let (sql, binds) = claimStatement(worker: "explain", limit: 500, now: now, leaseUntil: now, takeOver: false)
-        return try await claimQuery("EXPLAIN " + sql, binds).compactMap { $0.text("QUERY PLAN") }.joined(separator: "\n")
+        return try await claimTransaction { try await $0.query("EXPLAIN " + sql, binds) }.compactMap { $0.text("QUERY PLAN") }.joined(separator: "\n")
     }
 
     func claim(worker: String, limit: Int, now: Int64, leaseUntil: Int64, takeOver: Bool) async throws -> [ClaimedDelivery] {
         let (sql, binds) = claimStatement(worker: worker, limit: limit, now: now, leaseUntil: leaseUntil, takeOver: takeOver)
-        let claimed = try await claimQuery(sql, binds).map { row in
-            let id = row.integer("id") ?? 0, job = row.text("job_id") ?? ""
-            return ClaimedDelivery(
-                id: id, job: job, app: row.text("app_id") ?? "", token: row.text("token") ?? "",
-                apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: id), attempts: Int(row.integer("attempts") ?? 0),
-                variant: Int(row.integer("variant") ?? 0), lastReason: row.text("reason"))
-        }.sorted { $0.id < $1.id }
-        // A job's first claim says when it started (a schedule that waited through an outage
-        // says how late); once per job, remembered here.
-        let starting = Set(claimed.map(\.job)).filter { startedJobs.insert($0) }
-        if !starting.isEmpty {
-            try await database.query(
-                "UPDATE jobs SET started_at = ? WHERE started_at IS NULL AND id IN (\(placeholders(starting.count)))",
-                [.integer(now)] + starting.sorted().map(SQLValue.text))
+        return try await claimTransaction { executor in
+            let rows = try await executor.query(sql, binds)
+            // Taken from the queue, not over from another process (already counted as claimed).
+            // A job's first claim also says when it started (a schedule that waited through an
+            // outage says how late).
+            var changes = StateChanges()
+            for row in rows where row.integer("taken_over") != 1 { changes.move(row.text("job_id"), from: .queued, to: .claimed) }
+            try await Self.apply(changes, startedAt: now, now: now, on: executor)
+            return rows.map { row in
+                let id = row.integer("id") ?? 0, job = row.text("job_id") ?? ""
+                return ClaimedDelivery(
+                    id: id, job: job, app: row.text("app_id") ?? "", token: row.text("token") ?? "",
+                    apnsID: DeliveryIdentity.apnsID(stored: row.text("apns_id"), job: job, delivery: id), attempts: Int(row.integer("attempts") ?? 0),
+                    variant: Int(row.integer("variant") ?? 0), lastReason: row.text("reason"))
+            }.sorted { $0.id < $1.id }
         }
-        return claimed
     }
 
-    /// A claim (`UPDATE … WHERE id IN (SELECT … ORDER BY due_at, id LIMIT n)`), planned as
-    /// the queue's index in order, stopped after `n` rows, whatever the statistics say. On
-    /// PostgreSQL, statistics taken before a large submission (autovacuum analyzes about a
-    /// minute later) made the planner expect a few due rows, read every due row and sort them
-    /// all for each claim: 50 ms a claim of 500 with 100,000 queued, growing with the queue. In
-    /// its own transaction, sorts and bitmap scans are off for the claim alone.
-    private func claimQuery(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        guard dialect == .postgres else { return try await database.query(sql, binds) }
+    /// A claim's transaction. A claim (`UPDATE … WHERE id IN (SELECT … ORDER BY due_at, id
+    /// LIMIT n)`) is planned as the queue's index in order, stopped after `n` rows, whatever the
+    /// statistics say. On PostgreSQL, statistics taken before a large submission (autovacuum
+    /// analyzes about a minute later) made the planner expect a few due rows, read every due row
+    /// and sort them all for each claim: 50 ms a claim of 500 with 100,000 queued, growing with
+    /// the queue. Sorts and bitmap scans are off for the claim's transaction alone.
+    private func claimTransaction<T: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        let postgres = dialect == .postgres
         return try await database.transaction { executor in
-            _ = try await executor.query("SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)", [])
-            return try await executor.query(sql, binds)
+            if postgres {
+                _ = try await executor.query("SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)", [])
+            }
+            return try await body(executor)
         }
     }
 
@@ -633,15 +663,15 @@ final class SQLGatewayStore: GatewayStore {
             for chunk in outcomes.map(\.delivery.id).sorted().chunked(Self.idsPerStatement) {
                 try await lockHeld(chunk, worker: worker, on: executor)
             }
-            // Deliveries made final here, per job: the jobs' open counts go down by as many.
-            var finals: [String: Int] = [:]
+            // Where each delivery went, per job, for the jobs' counts.
+            var changes = StateChanges()
             // Accepted ones (nearly all) in a statement per thousand.
             let accepted = outcomes.filter { if case .accepted = $0.result { return $0.webhooks.isEmpty } else { return false } }.map(\.delivery.id)
             for chunk in accepted.chunked(Self.idsPerStatement) {
                 let rows = try await executor.query(
                     "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id",
                     [.integer(now), .text(worker)] + chunk.map(SQLValue.integer))
-                for row in rows { if let job = row.text("job_id") { finals[job, default: 0] += 1 } }
+                for row in rows { changes.move(row.text("job_id"), from: .claimed, to: .accepted) }
             }
             var dead: [(delivery: ClaimedDelivery, reason: String?, at: Int64?)] = []
             for outcome in outcomes {
@@ -653,7 +683,7 @@ final class SQLGatewayStore: GatewayStore {
                     values + held).first
                 else { continue }
                 // A retry of a cancelled job's delivery is not queued again: it is cancelled.
-                if outcome.result.isFinal || updated.text("state") == DeliveryState.cancelled.rawValue { finals[outcome.delivery.job, default: 0] += 1 }
+                changes.move(outcome.delivery.job, from: .claimed, to: updated.text("state").flatMap(DeliveryState.init(rawValue:)))
                 if case .rejected(_, let reason, let unregisteredAt, true) = outcome.result {
                     dead.append((outcome.delivery, reason, unregisteredAt))
                 }
@@ -661,7 +691,7 @@ final class SQLGatewayStore: GatewayStore {
                     try await Self.insertWebhook(app: outcome.delivery.app, body: body, now: now, on: executor)
                 }
             }
-            try await Self.close(finals, doneWebhook: Set(outcomes.filter(\.doneWebhook).map(\.delivery.job)), now: now, on: executor)
+            try await Self.apply(changes, doneWebhook: Set(outcomes.filter(\.doneWebhook).map(\.delivery.job)), now: now, on: executor)
             // Devices too are locked in one order (app, then token) across processes.
             for (delivery, reason, unregisteredAt) in dead.sorted(by: { ($0.delivery.app, $0.delivery.token) < ($1.delivery.app, $1.delivery.token) }) {
                 try await executor.query(
@@ -724,6 +754,7 @@ final class SQLGatewayStore: GatewayStore {
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
         guard !ids.isEmpty else { return }
         try await database.transaction { executor in
+            var changes = StateChanges()
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
                 try await lockHeld(chunk, worker: worker, on: executor)
                 // Given back as it was: the attempt it was claimed for was not made. (A cancelled
@@ -731,9 +762,9 @@ final class SQLGatewayStore: GatewayStore {
                 let rows = try await executor.query(
                     "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), in_queue = \(Self.inQueueUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id, state",
                     [.integer(now), SQLValue(reason), .integer(now), .text(worker)] + chunk.map(SQLValue.integer))
-                let ended = rows.filter { $0.text("state") == DeliveryState.cancelled.rawValue }.compactMap { $0.text("job_id") }
-                try await Self.close(Dictionary(grouping: ended, by: { $0 }).mapValues(\.count), doneWebhook: [], now: now, on: executor)
+                for row in rows { changes.move(row.text("job_id"), from: .claimed, to: row.text("state").flatMap(DeliveryState.init(rawValue:))) }
             }
+            try await Self.apply(changes, now: now, on: executor)
         }
     }
 
@@ -747,15 +778,14 @@ final class SQLGatewayStore: GatewayStore {
     // MARK: Webhooks
 
     func claimWebhooks(worker: String, limit: Int, now: Int64, leaseUntil: Int64) async throws -> [WebhookEvent] {
-        try await claimQuery(
-            """
+        let sql = """
             UPDATE webhook_events SET state = 'claimed', claimed_by = ?, due_at = ?, attempts = attempts + 1
             WHERE id IN (SELECT id FROM webhook_events WHERE state IN ('queued', 'claimed') AND due_at <= ?
                          ORDER BY due_at, id LIMIT ?\(dialect.skipLocked))
             RETURNING id, app_id, body, attempts
-            """,
-            [.text(worker), .integer(leaseUntil), .integer(now), SQLValue(limit)]
-        ).map { row in
+            """
+        let binds: [SQLValue] = [.text(worker), .integer(leaseUntil), .integer(now), SQLValue(limit)]
+        return try await claimTransaction { try await $0.query(sql, binds) }.map { row in
             WebhookEvent(id: row.integer("id") ?? 0, app: row.text("app_id") ?? "", body: row.text("body") ?? "", attempts: Int(row.integer("attempts") ?? 0))
         }.sorted { $0.id < $1.id }
     }
