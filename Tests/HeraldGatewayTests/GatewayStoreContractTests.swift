@@ -410,8 +410,9 @@ import Testing
 extension GatewayStoreContractTests {
     /// A queue at schema 7 (the lease in `due_at`, the queue's index on `state`), a delivery
     /// claimed by a process at the time of the upgrade: after schema 8 it is still held until its
-    /// lease runs out, then taken over; a queued one is claimed; a final one stays out.
-    @Test func aQueueUpgradedToSchema8KeepsItsClaimsAndLeases() async throws {
+    /// lease runs out, then taken over; a queued one is claimed; a final one stays out. Schema 9
+    /// counts the job's deliveries by state into the job's row.
+    @Test func aQueueUpgradedToSchemas8And9KeepsItsClaimsLeasesAndCounts() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("gateway.db")
         let raw = try await SQLiteDatabase.open(path: path, logger: Logger(label: "test"))
@@ -422,9 +423,16 @@ extension GatewayStoreContractTests {
             ('j', 'app', 'queued', '', 'queued', 100, 0, 1, NULL), ('j', 'app', 'held', '', 'claimed', 5000, 1, 1, 'w1'),
             ('j', 'app', 'done', '', 'accepted', 100, 1, 1, NULL)
             """, [])
+        try await raw.query(
+            """
+            INSERT INTO jobs (id, app_id, request_hash, headers, payload, expires_at, token_count, created_at, open_deliveries)
+            VALUES ('j', 'app', 'h', '{}', x'7b7d', 10000, 3, 1, 2)
+            """, [])
         await raw.close()
         let store = try await SQLiteGatewayDatabase.open(path: path, logger: Logger(label: "test"))
         defer { Task { await store.close() } }
+        // Schema 9 counts the job's deliveries into its row.
+        #expect(try await store.job(app: "app", id: "j")?.counts == [.queued: 1, .claimed: 1, .accepted: 1])
         #expect(try await store.claim(worker: "w2", limit: 10, now: 1_000, leaseUntil: 9_000, takeOver: false).map(\.token) == ["queued"])
         #expect(try await store.claim(worker: "w2", limit: 10, now: 1_000, leaseUntil: 9_000, takeOver: true).isEmpty, "w1's lease runs to 5,000")
         #expect(try await store.queueDepth(now: 6_000) == (waiting: 2, due: 0), "two in the queue, both claimed")
@@ -432,6 +440,7 @@ extension GatewayStoreContractTests {
         #expect(taken.map(\.token) == ["held"] && taken.first?.attempts == 2, "taken over once its lease ran out")
         try await store.record(taken.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "w2", now: 6_001)
         #expect(try await store.queueDepth(now: 6_001) == (waiting: 1, due: 0))
+        #expect(try await store.job(app: "app", id: "j")?.counts == [.claimed: 1, .accepted: 2], "the takeover is not a second claim")
     }
 
     /// The deliveries table's updates and HOT updates (`pg_stat_user_tables`), once the server's
