@@ -1,3 +1,4 @@
+import HeraldAsync
 import HeraldProtocol
 import HeraldSQL
 import Synchronization
@@ -6,14 +7,20 @@ import Synchronization
 /// with `?` for bound values; ``GatewayDatabase`` runs them on SQLite or PostgreSQL.
 ///
 /// Locking: on PostgreSQL several processes share the rows, so claims skip rows another holds
-/// (`FOR UPDATE SKIP LOCKED`) and every statement that writes several claimed rows first locks
-/// those this worker still holds in the order of their ids (two processes whose claims overlap
-/// then wait for each other in one order and never deadlock; PostgreSQL would end one of the
-/// pair with 40P01). SQLite has one process and one connection; its transactions take the
+/// (`FOR UPDATE SKIP LOCKED`). The rows a process holds are written by its outcomes, lease
+/// renewals and give-backs only (each statement names the holder), one transaction at a time
+/// (``heldRows``): two of them writing the same rows in different orders would deadlock
+/// (PostgreSQL would end one with 40P01). Another process's statements never wait for those rows
+/// while holding rows they wait for: a takeover skips locked rows, and a holder's statement finds
+/// a row taken over by a committed claim no longer its own. Jobs' rows are written last
+/// (``StateChanges``). SQLite has one process and one connection; its transactions take the
 /// file's write lock at once.
 final class SQLGatewayStore: GatewayStore {
     let database: any GatewayDatabase
     let dialect: GatewaySchema.Dialect
+    /// Held by each transaction that writes this process's claimed rows (outcomes, lease
+    /// renewals, give-backs): they never wait for each other's row locks.
+    private let heldRows = AsyncLock()
 
     /// Rows per multi-row statement: SQLite allows 32,766 bound values in one statement,
     /// PostgreSQL 65,535; an `IN` list of ids stays at a thousand.
@@ -647,22 +654,15 @@ final class SQLGatewayStore: GatewayStore {
         }
     }
 
-    /// Locks, in the order of their ids, the rows of `ids` that `worker` still holds (PostgreSQL;
-    /// SQLite's transaction holds the whole file). Its rows are read to the end: a result left
-    /// unread would hold the connection.
-    private func lockHeld(_ ids: ArraySlice<Int64>, worker: String, on executor: any SQLExecutor) async throws {
-        guard !dialect.rowLock.isEmpty else { return }
-        try await executor.query(
-            "SELECT id FROM deliveries WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(ids.count))) ORDER BY id\(dialect.rowLock)",
-            [.text(worker)] + ids.map(SQLValue.integer))
+    /// A transaction that writes rows `worker` holds, after those of this process before it
+    /// (``heldRows``).
+    private func heldTransaction<T: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
+        try await heldRows.withLock { try await database.transaction(body) }
     }
 
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
         guard !outcomes.isEmpty else { return }
-        try await database.transaction { executor in
-            for chunk in outcomes.map(\.delivery.id).sorted().chunked(Self.idsPerStatement) {
-                try await lockHeld(chunk, worker: worker, on: executor)
-            }
+        try await heldTransaction { executor in
             // Where each delivery went, per job, for the jobs' counts.
             var changes = StateChanges()
             // Accepted ones (nearly all) in a statement per thousand.
@@ -728,10 +728,9 @@ final class SQLGatewayStore: GatewayStore {
 
     func extendLeases(worker: String, ids: [Int64], until: Int64, now: Int64) async throws -> Set<Int64> {
         guard !ids.isEmpty else { return [] }
-        return try await database.transaction { executor in
+        return try await heldTransaction { executor in
             var extended = Set<Int64>()
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
-                try await lockHeld(chunk, worker: worker, on: executor)
                 let rows = try await executor.query(
                     "UPDATE deliveries SET lease_until = ? WHERE state = 'claimed' AND claimed_by = ? AND id IN (\(placeholders(chunk.count))) RETURNING id",
                     [.integer(until), .text(worker)] + chunk.map(SQLValue.integer))
@@ -753,10 +752,9 @@ final class SQLGatewayStore: GatewayStore {
 
     func release(worker: String, ids: [Int64], reason: String?, now: Int64) async throws {
         guard !ids.isEmpty else { return }
-        try await database.transaction { executor in
+        try await heldTransaction { executor in
             var changes = StateChanges()
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
-                try await lockHeld(chunk, worker: worker, on: executor)
                 // Given back as it was: the attempt it was claimed for was not made. (A cancelled
                 // job's is cancelled: final.)
                 let rows = try await executor.query(
