@@ -214,7 +214,7 @@ public final class GatewayServer: Service, Sendable {
         if !exports.isEmpty {
             tracer?.exporter.stop()
             metricsExporter?.stop()
-            let finished = try? await withDeadline(.seconds(2), "exporting the last spans and metrics") {
+            let finished: Void? = try? await withDeadline(.seconds(2), "exporting the last spans and metrics") {
                 for export in exports { await export.value }
             }
             if finished == nil { exports.forEach { $0.cancel() } }

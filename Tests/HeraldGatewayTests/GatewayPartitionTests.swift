@@ -47,8 +47,8 @@ import Testing
         try await harness.registerApp()
         let tokens = GatewayHarness.tokens(300, salt: 30)
         let job = try await harness.submit(tokens: tokens)
-        // Sending: then cut off at its next statement that locks rows inside a transaction (an
-        // outcome's record or a lease's extension).
+        // Sending: then cut off at its next statement that writes rows it holds inside a
+        // transaction (an outcome's record or a lease's extension).
         let deadline = ContinuousClock.now + .seconds(20)
         while try await mock.notifications().isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         proxy.send("arm")

@@ -4,9 +4,10 @@ sockets left open, no reset.
     python3 freeze_proxy.py TARGET_HOST TARGET_PORT
 
 Prints "port N" once listening on 127.0.0.1 and forwards every connection to the target. A line
-"arm" on standard input arms it: the next chunk a client sends that holds b"FOR UPDATE" and not
-b"SKIP LOCKED" (a statement taking row locks inside a transaction) is forwarded, and then every
-connection, open or new, goes silent; it prints "frozen". Stops after 300 s, or when standard
+"arm" on standard input arms it: the next chunk a client sends that holds b"claimed_by = $" and
+not b"SKIP LOCKED" (a statement writing rows its process holds, inside a transaction: an outcome,
+a lease renewal, a give-back; not a claim) is forwarded, and then every connection, open or new,
+goes silent; it prints "frozen". Stops after 300 s, or when standard
 input closes.
 """
 import asyncio
@@ -28,7 +29,7 @@ async def pipe(reader, writer, from_client):
                 break
             writer.write(data)
             await writer.drain()
-            if from_client and armed and b"FOR UPDATE" in data and b"SKIP LOCKED" not in data:
+            if from_client and armed and b"claimed_by = $" in data and b"SKIP LOCKED" not in data:
                 armed = False
                 frozen.set()
                 print("frozen", flush=True)

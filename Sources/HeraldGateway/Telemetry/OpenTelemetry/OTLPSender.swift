@@ -51,7 +51,7 @@ final class OTLPSender: Sendable {
     func lost(_ count: Int, why: String? = nil, endpoint: String? = nil) {
         let report = warning.withLock { warning -> Int? in
             warning.lost += count
-            guard let why, !(warning.at.map { ContinuousClock.now - $0 < .seconds(60) } ?? false) else { return nil }
+            guard why != nil, !(warning.at.map { ContinuousClock.now - $0 < .seconds(60) } ?? false) else { return nil }
             warning.at = .now
             defer { warning.lost = 0 }
             return warning.lost
