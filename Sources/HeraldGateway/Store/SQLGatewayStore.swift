@@ -369,16 +369,18 @@ final class SQLGatewayStore: GatewayStore {
                         [.text(job.id), .text(job.app)] + cases.dueBinds + [.integer(job.now)] + cases.variantBinds + [.text(job.app)] + binds)
                 }
             }
-            // What is left to send, when it is first due; a job of dead tokens only is done at once.
+            // What is left to send, when it is first due, what was skipped (one pass over the
+            // job's deliveries); a job of dead tokens only is done at once.
             let summary = try await executor.query(
                 """
-                UPDATE jobs SET token_count = (SELECT count(*) FROM deliveries WHERE job_id = ?),
-                    open_deliveries = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'queued'),
-                    n_skipped = (SELECT count(*) FROM deliveries WHERE job_id = ? AND state = 'skipped'),
-                    send_at = (SELECT min(due_at) FROM deliveries WHERE job_id = ? AND state = 'queued'), users_without_devices = ?
+                UPDATE jobs SET (token_count, open_deliveries, n_skipped, send_at) = (
+                        SELECT count(*), coalesce(sum(CASE WHEN state = 'queued' THEN 1 ELSE 0 END), 0),
+                            coalesce(sum(CASE WHEN state = 'skipped' THEN 1 ELSE 0 END), 0), min(CASE WHEN state = 'queued' THEN due_at END)
+                        FROM deliveries WHERE job_id = ?),
+                    users_without_devices = ?
                 WHERE id = ? RETURNING open_deliveries, send_at
                 """,
-                [.text(job.id), .text(job.id), .text(job.id), .text(job.id), SQLValue(usersWithoutDevices), .text(job.id)]).first
+                [.text(job.id), SQLValue(usersWithoutDevices), .text(job.id)]).first
             let open = summary?.integer("open_deliveries") ?? 0
             if let first = summary?.integer("send_at"), first <= job.now {
                 // Due at once: not a schedule.
