@@ -1,6 +1,5 @@
 import Foundation
 import HeraldProtocol
-import Synchronization
 
 /// Where the gateway keeps everything: apps, API keys, devices, notifications (jobs) and their
 /// deliveries, and the webhook outbox. SQLite for one process, PostgreSQL for any number on any
@@ -439,12 +438,6 @@ struct DeliveryOutcome: Sendable {
         case retry(at: Int64, reason: String?)
         /// No more tries: the notification expired.
         case expired(reason: String?)
-
-        /// Whether the delivery ends here (every result but a retry).
-        var isFinal: Bool {
-            if case .retry = self { return false }
-            return true
-        }
     }
 
     var delivery: ClaimedDelivery
@@ -491,32 +484,6 @@ enum DeliveryIdentity {
         if let stored, !stored.isEmpty { return stored }
         let node = String(UInt64(bitPattern: delivery) & 0xFFFF_FFFF_FFFF, radix: 16)
         return String(job.prefix(24)) + String(repeating: "0", count: max(0, 12 - node.count)) + node
-    }
-}
-
-/// A set that keeps only its newest `capacity` members (the oldest leave first).
-final class RecentSet: Sendable {
-    private let state: Mutex<(members: Set<String>, order: [String], next: Int)>
-    private let capacity: Int
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        state = Mutex((Set(), [], 0))
-    }
-
-    /// Adds `member`; whether it was new.
-    func insert(_ member: String) -> Bool {
-        state.withLock { state in
-            guard state.members.insert(member).inserted else { return false }
-            if state.order.count < capacity {
-                state.order.append(member)
-            } else {
-                state.members.remove(state.order[state.next])
-                state.order[state.next] = member
-                state.next = (state.next + 1) % capacity
-            }
-            return true
-        }
     }
 }
 

@@ -1,7 +1,6 @@
 import HeraldAsync
 import HeraldProtocol
 import HeraldSQL
-import Synchronization
 
 /// The gateway's store over either database: every statement and its control flow written once,
 /// with `?` for bound values; ``GatewayDatabase`` runs them on SQLite or PostgreSQL.
