@@ -41,6 +41,75 @@ import Testing
         #expect(counter.value == 200)
     }
 
+    /// `withCancellableLock`: a waiter cancelled in the queue leaves it (the next still gets its
+    /// turn, in order); a holder cancelled mid-body hands the lock over at once although its body
+    /// is still suspended; `withLock` waiters run in their turn even when cancelled.
+    @Test func aCancelledHolderOrWaiterGivesItsTurnUp() async throws {
+        let lock = AsyncLock()
+        let order = Log()
+        // A holder that hangs, deaf to cancellation, until the gate opens.
+        let gate = Mutex<(open: Bool, waiting: CheckedContinuation<Void, Never>?)>((false, nil))
+        let holder = Task {
+            try await lock.withCancellableLock {
+                order.append("holder")
+                await withCheckedContinuation { continuation in
+                    let open = gate.withLock { gate in
+                        if !gate.open { gate.waiting = continuation }
+                        return gate.open
+                    }
+                    if open { continuation.resume() }
+                }
+                order.append("holder resumed")
+            }
+        }
+        while order.all.isEmpty { await Task.yield() }
+        let cancelledWaiter = Task { try await lock.withCancellableLock { order.append("cancelled waiter") } }
+        try await Task.sleep(for: .milliseconds(50))
+        let nextWaiter = Task { try await lock.withCancellableLock { order.append("next waiter") } }
+        try await Task.sleep(for: .milliseconds(50))
+        let plainWaiter = Task { try await lock.withLock { order.append("plain waiter") } }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(order.all == ["holder"], "everyone waits for the holder")
+
+        cancelledWaiter.cancel()
+        let left = await Self.result(of: cancelledWaiter, within: .seconds(5))
+        #expect(left.map { if case .failure(let error) = $0 { error is CancellationError } else { false } } == true, "the cancelled waiter throws at once: \(String(describing: left))")
+        #expect(order.all == ["holder"], "leaving the queue hands nothing over")
+
+        plainWaiter.cancel()  // waits on regardless
+        holder.cancel()
+        let next = await Self.result(of: nextWaiter, within: .seconds(5))
+        let plain = await Self.result(of: plainWaiter, within: .seconds(5))
+        #expect(next != nil && plain != nil && order.all == ["holder", "next waiter", "plain waiter"], "the cancelled holder gave its turn up: \(order.all)")
+        gate.withLock { gate in
+            gate.open = true
+            return gate.waiting
+        }?.resume()
+        _ = await Self.result(of: holder, within: .seconds(5))
+        #expect(order.all.last == "holder resumed", "the holder's body ran on after giving the lock up")
+        // Free again, and a task cancelled before asking does not get the lock.
+        let late = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await lock.withCancellableLock { order.append("late") }
+        }
+        await #expect(throws: CancellationError.self) { try await late.value }
+        try await lock.withCancellableLock { order.append("free") }
+        #expect(order.all.suffix(1) == ["free"])
+    }
+
+    /// `task`'s result, or `nil` if it has not finished within `timeout` (it is left running):
+    /// a broken lock fails the test instead of hanging it.
+    static func result<T: Sendable>(of task: Task<T, any Error>, within timeout: Duration) async -> Result<T, any Error>? {
+        let box = Mutex<Result<T, any Error>?>(nil)
+        Task { let result = await task.result; box.withLock { $0 = result } }
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let result = box.withLock({ $0 }) { return result }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
     @Test func theInFlightBoundHandsPlacesOverInOrderAndHonoursDeadlines() async throws {
         let limiter = InFlightLimiter(limit: 2)
         let far = NIODeadline.now() + .seconds(60)

@@ -18,7 +18,8 @@ final class SQLGatewayStore: GatewayStore {
     let database: any GatewayDatabase
     let dialect: GatewaySchema.Dialect
     /// Held by each transaction that writes this process's claimed rows (outcomes, lease
-    /// renewals, give-backs): they never wait for each other's row locks.
+    /// renewals, give-backs): they never wait for each other's row locks. Given up when the
+    /// call holding it is abandoned (``heldTransaction(_:)``).
     private let heldRows = AsyncLock()
 
     /// Rows per multi-row statement: SQLite allows 32,766 bound values in one statement,
@@ -658,7 +659,11 @@ final class SQLGatewayStore: GatewayStore {
     /// A transaction that writes rows `worker` holds, after those of this process before it
     /// (``heldRows``).
     private func heldTransaction<T: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
-        try await heldRows.withLock { try await database.transaction(body) }
+        // A transaction whose call is abandoned (its deadline passed, the database went away
+        // under it) gives up its turn at once: one hung connection must not hold back this
+        // process's lease renewals and outcomes until the server ends its session. If it still
+        // runs, the worst is a deadlock PostgreSQL ends (40P01) and the caller tries again.
+        try await heldRows.withCancellableLock { try await database.transaction(body) }
     }
 
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
