@@ -58,6 +58,11 @@ package final class AsyncLock: Sendable {
         }
     }
 
+    /// How many wait in the queue now.
+    package var waiting: Int {
+        state.withLock { state in state.waiters[state.head...].count { $0.continuation != nil } }
+    }
+
     /// Waits for the lock; `false` when `cancellable` and the task was cancelled first.
     private func acquire(cancellable: Bool) async -> Bool {
         let id = state.withLock { state -> UInt64? in

@@ -62,30 +62,36 @@ import Testing
                 order.append("holder resumed")
             }
         }
-        while order.all.isEmpty { await Task.yield() }
+        // Each in the queue before the next asks (a loaded machine may run tasks late).
+        func queued(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while lock.waiting < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try #require(lock.waiting == count)
+        }
+        while order.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         let cancelledWaiter = Task { try await lock.withCancellableLock { order.append("cancelled waiter") } }
-        try await Task.sleep(for: .milliseconds(50))
+        try await queued(1)
         let nextWaiter = Task { try await lock.withCancellableLock { order.append("next waiter") } }
-        try await Task.sleep(for: .milliseconds(50))
+        try await queued(2)
         let plainWaiter = Task { try await lock.withLock { order.append("plain waiter") } }
-        try await Task.sleep(for: .milliseconds(50))
+        try await queued(3)
         #expect(order.all == ["holder"], "everyone waits for the holder")
 
         cancelledWaiter.cancel()
-        let left = await Self.result(of: cancelledWaiter, within: .seconds(5))
+        let left = await Self.result(of: cancelledWaiter, within: .seconds(60))
         #expect(left.map { if case .failure(let error) = $0 { error is CancellationError } else { false } } == true, "the cancelled waiter throws at once: \(String(describing: left))")
-        #expect(order.all == ["holder"], "leaving the queue hands nothing over")
+        #expect(order.all == ["holder"] && lock.waiting == 2, "leaving the queue hands nothing over")
 
         plainWaiter.cancel()  // waits on regardless
         holder.cancel()
-        let next = await Self.result(of: nextWaiter, within: .seconds(5))
-        let plain = await Self.result(of: plainWaiter, within: .seconds(5))
+        let next = await Self.result(of: nextWaiter, within: .seconds(60))
+        let plain = await Self.result(of: plainWaiter, within: .seconds(60))
         #expect(next != nil && plain != nil && order.all == ["holder", "next waiter", "plain waiter"], "the cancelled holder gave its turn up: \(order.all)")
         gate.withLock { gate in
             gate.open = true
             return gate.waiting
         }?.resume()
-        _ = await Self.result(of: holder, within: .seconds(5))
+        _ = await Self.result(of: holder, within: .seconds(60))
         #expect(order.all.last == "holder resumed", "the holder's body ran on after giving the lock up")
         // Free again, and a task cancelled before asking does not get the lock.
         let late = Task {
@@ -98,7 +104,8 @@ import Testing
     }
 
     /// `task`'s result, or `nil` if it has not finished within `timeout` (it is left running):
-    /// a broken lock fails the test instead of hanging it.
+    /// a broken lock fails the test instead of hanging it (the timeout is generous: CI's
+    /// machine runs a hundred suites at once on two cores).
     static func result<T: Sendable>(of task: Task<T, any Error>, within timeout: Duration) async -> Result<T, any Error>? {
         let box = Mutex<Result<T, any Error>?>(nil)
         Task { let result = await task.result; box.withLock { $0 = result } }

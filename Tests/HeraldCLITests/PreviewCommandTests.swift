@@ -127,22 +127,22 @@ import Testing
 
     /// The HTML page in a real browser: Chromium parses the same text, and a screenshot shows a
     /// light lock screen and card on the left, a dark one on the right.
-    @Test func htmlPreviewInHeadlessChromium() throws {
+    @Test func htmlPreviewInHeadlessChromium() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("payload.json", #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play <poker> & more"},"badge":5}}"#)
         let html = directory.path("preview.html")
-        let result = try HeraldProcess.run(["preview", "--format", "html", "--app-name", "Games", "--output", html, directory.path("payload.json")])
+        let result = try await HeraldProcess.runInBackground(["preview", "--format", "html", "--app-name", "Games", "--output", html, directory.path("payload.json")])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
 
-        let dom = String(decoding: try ExternalTools.chromium(["--dump-dom", "file://" + html]), as: UTF8.self)
+        let dom = String(decoding: try await ExternalTools.chromium(["--dump-dom", "file://" + html]), as: UTF8.self)
         // Both cards and the details table.
         #expect(dom.components(separatedBy: "Bob wants to play &lt;poker&gt; &amp; more").count == 4, "\(dom.prefix(400))")
         #expect(dom.contains("data-appearance=\"dark\""))
         #expect(dom.contains(">Games<"))
 
         let png = directory.path("preview.png")
-        _ = try ExternalTools.chromium(["--window-size=900,760", "--screenshot=" + png, "file://" + html])
+        _ = try await ExternalTools.chromium(["--window-size=900,760", "--screenshot=" + png, "file://" + html])
         // Layout: 24 px margin, screens 390 px wide with 24 px between; the card starts at y = 188.
         let pixels = try ExternalTools.pngPixels(try directory.read("preview.png"), at: [
             (219, 34), (633, 34),      // wallpaper, light and dark

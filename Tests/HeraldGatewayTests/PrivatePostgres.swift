@@ -39,7 +39,7 @@ final class PrivatePostgres: @unchecked Sendable {  // used by one test at a tim
                 try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder)
             }
         }
-        let initdb = try ExternalTools.execute(
+        let initdb = try await ExternalTools.executeInBackground(
             Self.asServerUser(binaries + "/initdb").0, Self.asServerUser(binaries + "/initdb").1 + ["-D", directory + "/data", "-U", "herald", "--auth=trust", "-E", "UTF8", "--no-sync"],
             timeout: .seconds(120))
         guard initdb.status == 0 else { throw ExternalTools.Failure(description: "initdb failed: \(initdb.stderr)") }

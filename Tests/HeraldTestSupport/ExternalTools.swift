@@ -237,9 +237,11 @@ extension ExternalTools {
         return String(decoding: output, as: UTF8.self).split(separator: "\n").map { $0.split(separator: " ").compactMap { Int($0) } }
     }
 
-    /// Runs headless Chromium (Debian's `chromium`, installed by `.ci/run`).
-    public static func chromium(_ arguments: [String]) throws -> [UInt8] {
+    /// Runs headless Chromium (Debian's `chromium`, installed by `.ci/run`), waited for on a
+    /// thread of its own: a browser takes seconds, and every test's tasks would wait with it on
+    /// a blocked cooperative thread.
+    public static func chromium(_ arguments: [String]) async throws -> [UInt8] {
         let browser = try require("chromium", "chromium-browser", "google-chrome", package: "chromium")
-        return try run(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage"] + arguments)
+        return try await runInBackground(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage"] + arguments)
     }
 }
