@@ -144,7 +144,7 @@ import Testing
         let png = directory.path("preview.png")
         _ = try await ExternalTools.chromium(["--window-size=900,760", "--screenshot=" + png, "file://" + html])
         // Layout: 24 px margin, screens 390 px wide with 24 px between; the card starts at y = 188.
-        let pixels = try ExternalTools.pngPixels(try directory.read("preview.png"), at: [
+        let pixels = try await ExternalTools.pngPixels(try directory.read("preview.png"), at: [
             (219, 34), (633, 34),      // wallpaper, light and dark
             (70, 193), (484, 193),     // card background, light and dark
         ])

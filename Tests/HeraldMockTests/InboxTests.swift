@@ -165,8 +165,8 @@ import Testing
         #expect((audit.root["passes"]?.int64Value ?? 0) > 10, "axe ran its rules")
         // Dark appearance: the screenshot's top left is dark (the phone's dark wallpaper or the panel).
         let dark = try [UInt8](Data(contentsOf: work.appendingPathComponent("devices-dark.png")))
-        let light = try ExternalTools.pngPixels(png, at: [(20, 60)])
-        let darkPixels = try ExternalTools.pngPixels(dark, at: [(20, 60)])
+        let light = try await ExternalTools.pngPixels(png, at: [(20, 60)])
+        let darkPixels = try await ExternalTools.pngPixels(dark, at: [(20, 60)])
         #expect(light[0].prefix(3).reduce(0, +) > darkPixels[0].prefix(3).reduce(0, +) + 150, "light \(light), dark \(darkPixels)")
         // A narrow window: one column, nothing wider than the window.
         let narrow = try JSONDocument(parsing: Array(try Data(contentsOf: work.appendingPathComponent("narrow.json"))))

@@ -197,10 +197,11 @@ public enum ExternalTools {
 
 extension ExternalTools {
     /// The RGB colours of a PNG (8-bit RGB or RGBA, not interlaced, as Chromium writes them) at
-    /// the given points, decoded by Python's `zlib` so the test does not trust Herald code.
-    public static func pngPixels(_ png: [UInt8], at points: [(x: Int, y: Int)]) throws -> [[Int]] {
+    /// the given points, decoded by Python's `zlib` so the test does not trust Herald code. A
+    /// screenshot takes Python seconds: waited for on a thread of its own.
+    public static func pngPixels(_ png: [UInt8], at points: [(x: Int, y: Int)]) async throws -> [[Int]] {
         let list = points.map { "(\($0.x),\($0.y))" }.joined(separator: ",")
-        let output = try python("""
+        let output = try await runInBackground(try require("python3", package: "python3"), ["-c", """
             import sys, zlib, struct
             data = sys.stdin.buffer.read()
             assert data[:8] == b'\\x89PNG\\r\\n\\x1a\\n', 'not a PNG'
@@ -233,7 +234,7 @@ extension ExternalTools {
                 rows.append(line); prev = line
             for (x, y) in [\(list)]:
                 print(' '.join(str(v) for v in rows[y][x*bpp:x*bpp+3]))
-            """, stdin: png)
+            """], stdin: png)
         return String(decoding: output, as: UTF8.self).split(separator: "\n").map { $0.split(separator: " ").compactMap { Int($0) } }
     }
 
