@@ -16,7 +16,7 @@ import Testing
 
     @Test(.enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
     func twoProcessesShareTheActivities() async throws {
-        let postgres = try PostgresTestDatabase()
+        let postgres = try await PostgresTestDatabase()
         let signing = ProviderSigningKey.generate(keyID: GatewayHarness.keyID, teamID: GatewayHarness.teamID)
         var configuration = MockConfiguration()
         configuration.port = 0

@@ -223,7 +223,7 @@ final class TestClock: Sendable {
     /// Cancel is fenced like claims: two processes on one PostgreSQL sending 10,000 deliveries,
     /// a cancel through the other's API mid-send, and none of what it cancelled reaches APNs.
     @Test(.heavy) func cancelOnTwoPostgresProcessesSendsNothingItCancelled() async throws {
-        let postgres = try PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
+        let postgres = try await PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
         let key = ProviderSigningKey.generate(keyID: GatewayHarness.keyID, teamID: GatewayHarness.teamID)
         let delay = try FaultRule(parsing: "delay=20ms")
         let mock = try await GatewayHarness.startMock(key: key) { $0.faults = [delay] }

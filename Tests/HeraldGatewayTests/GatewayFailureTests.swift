@@ -181,7 +181,7 @@ import Testing
     /// back what it had not sent, and the second sends it at once (not after the 60-second
     /// lease): nothing is sent twice.
     @Test func sigtermUnderALowRateLimitStopsInTimeAndHandsOver() async throws {
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         let key = ProviderSigningKey.generate(keyID: GatewayHarness.keyID, teamID: GatewayHarness.teamID)
         let mock = try await Self.mock(key: key)
         defer { Task { await mock.stop() } }

@@ -48,7 +48,7 @@ struct GatewayHarness {
             keep.append(directory)
             database = .sqlite(path: directory.path("gateway.db"))
         case .postgres:
-            let postgres = try PostgresTestDatabase()
+            let postgres = try await PostgresTestDatabase()
             keep.append(postgres)
             database = .postgres(url: postgres.url)
         }

@@ -14,7 +14,7 @@ import Testing
 /// takes the work over once the leases run out, instead of passing over the rows for hours.
 @Suite(.serialized, .exclusive) struct GatewayPartitionTests {
     @Test func aPartitionInsideATransactionLetsTheOtherProcessFinishWithinTheLease() async throws {
-        let postgres = try PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
+        let postgres = try await PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
         let (proxy, proxied) = try await Self.freezeProxy(to: postgres)
         defer { proxy.process.terminate() }
 
@@ -73,7 +73,7 @@ import Testing
     /// lease renewal and outcomes go through at once instead of waiting behind the hung one (the
     /// server ends that session, rolling it back, and its rows are recorded again).
     @Test func aHungTransactionDoesNotHoldBackTheProcesssOtherWrites() async throws {
-        let postgres = try PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
+        let postgres = try await PostgresTestDatabase()  // skipped, or failed under CI, without PostgreSQL
         let (proxy, proxied) = try await Self.freezeProxy(to: postgres)
         defer { proxy.process.terminate() }
         // A lease of 8 s: the server ends a session idle inside a transaction after 2 s.

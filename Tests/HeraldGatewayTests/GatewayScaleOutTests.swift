@@ -32,7 +32,7 @@ import Testing
 
     @Test(arguments: [2, 3])
     func aKilledProcessLosesNothing(_ processes: Int) async throws {
-        let postgres = try PostgresTestDatabase()
+        let postgres = try await PostgresTestDatabase()
         let harnessKey = GatewayHarness.self
         let signing = ProviderSigningKey.generate(keyID: harnessKey.keyID, teamID: harnessKey.teamID)
         var mockConfiguration = MockConfiguration()

@@ -28,7 +28,7 @@ import Testing
             let directory = try TemporaryDirectory()
             return Opened(try await SQLiteGatewayDatabase.open(path: directory.path("gateway.db"), logger: logger), keep: [directory])
         case .postgres:
-            let database = try PostgresTestDatabase()
+            let database = try await PostgresTestDatabase()
             return Opened(try await PostgresGatewayDatabase.open(url: database.url, logger: logger), keep: [database])
         }
     }
@@ -360,7 +360,7 @@ import Testing
         guard PostgresTestDatabase.isAvailable else {
             try Test.cancel(Comment(rawValue: "skipped: " + PostgresTestDatabase.notConfigured))
         }
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         let logger = Logger(label: "test")
         let stores = try await withThrowingTaskGroup(of: SQLGatewayStore.self) { group in
             for _ in 0..<6 { group.addTask { try await PostgresGatewayDatabase.open(url: database.url, logger: logger, maximumConnections: 2) } }
@@ -378,7 +378,7 @@ import Testing
     /// them for each claim, a cost that grows with the queue.
     @Test(.enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
     func aClaimReadsTheQueueInOrderWhateverTheStatisticsSay() async throws {
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         let store = try await PostgresGatewayDatabase.open(url: database.url, logger: Logger(label: "test"))
         defer { Task { await store.close() } }
         _ = try await store.insertApp(StoredApp(id: "app", definition: "{}", createdAt: 1, updatedAt: 1))

@@ -94,7 +94,7 @@ import Testing
     /// `traceparent` began, the request's span under the caller's, the commit under the
     /// request, each attempt under the commit, with the attributes an operator looks for.
     @Test(.heavy) func oneJobIsOneTraceAcrossTwoPostgreSQLProcesses() async throws {
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         let receiver = try await Receiver.start()
         defer { receiver.program.process.terminate() }
         let key = ProviderSigningKey.generate(keyID: GatewayHarness.keyID, teamID: GatewayHarness.teamID)

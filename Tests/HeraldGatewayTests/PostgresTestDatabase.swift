@@ -19,7 +19,9 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
     private let admin: String
     private let name: String
 
-    init() throws {
+    /// Creates the database (psql waited for off Swift's cooperative threads: two tests
+    /// blocking one each would stall every other test's tasks).
+    init() async throws {
         guard let admin = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"], !admin.isEmpty else {
             if ExternalTools.isCI { throw ExternalTools.Failure(description: Self.notConfigured) }
             try Test.cancel(Comment(rawValue: "skipped: " + Self.notConfigured))
@@ -27,7 +29,7 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
         _ = try ExternalTools.require("psql", package: "postgresql-client")
         self.admin = admin
         name = "herald_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        try Self.psql(admin, "CREATE DATABASE \(name)")
+        _ = try await Self.psqlInBackground(admin, "CREATE DATABASE \(name)")
         var components = URLComponents(string: admin)!
         components.path = "/" + name
         if !(components.queryItems ?? []).contains(where: { $0.name == "sslmode" }) {
@@ -36,8 +38,10 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
         url = components.string!
     }
 
+    /// Drops the database on a thread of its own (a deinit runs on whichever thread lets go).
     deinit {
-        _ = try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        let (admin, name) = (self.admin, self.name)
+        Thread { _ = try? Self.psql(admin, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }.start()
     }
 
     /// Runs SQL on the database (through psql, waited for on a thread of its own), returning
@@ -71,7 +75,7 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
 @Suite struct PostgresAvailabilityTests {
     @Test("PostgreSQL is reachable for the gateway's tests", .enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
     func postgresIsReachable() async throws {
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         #expect(try await database.query("SELECT 40 + 2") == "42")
     }
 }

@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func aPostgresPasswordIsNotPrinted() async throws {
-        let postgres = try PostgresTestDatabase()
+        let postgres = try await PostgresTestDatabase()
         let (program, port, _, banner) = try await Self.start(["--postgres", postgres.url, "--admin-key-env", "HERALD_SERVE_TEST_ADMIN"],
                                                          environment: ["HERALD_SERVE_TEST_ADMIN": "serve-test-postgres-admin-key"])
         let password = try #require(URLComponents(string: postgres.url)?.password)

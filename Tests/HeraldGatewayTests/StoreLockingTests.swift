@@ -12,7 +12,7 @@ import Testing
 extension GatewayStoreContractTests {
     @Test(.enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
     func aProcesssOutcomesRenewalsAndGiveBacksNeverDeadlock() async throws {
-        let database = try PostgresTestDatabase()
+        let database = try await PostgresTestDatabase()
         let store = try await PostgresGatewayDatabase.open(url: database.url, logger: Logger(label: "test"))
         defer { Task { await store.close() } }
         _ = try await store.insertApp(StoredApp(id: "app", definition: "{}", createdAt: 1, updatedAt: 1))
