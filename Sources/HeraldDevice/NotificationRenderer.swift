@@ -41,7 +41,7 @@ public struct NotificationRenderer: Sendable {
     func render(_ payload: Payload, headers: APNsRequestHeaders, userInfo: JSONObject?) -> RenderedNotification {
         var diagnostics: [LocalizationDiagnostic] = []
         let aps = payload.aps ?? APS()
-        if payload.aps == nil {
+        if !payload.hasAPS {
             diagnostics.append(LocalizationDiagnostic(.warning, "the payload has no \"aps\" dictionary; the system has nothing to show and only the app sees the custom keys"))
         }
         var content: AlertContent?

@@ -171,16 +171,15 @@ struct PayloadReader {
         var hasCustom = false
         for member in root.members {
             if member.keyNode.stringEquals(PayloadReader.apsKey) {
-                if payload.hasAPS { try duplicate(member) }
-                if recovery == nil {
-                    try payload.modifyAPS { (aps) throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) }
-                } else {
-                    var aps = APS()
-                    payload.aps = try lenient { () throws(PayloadDecodingError) in
-                        try readAPS(member.value, into: &aps)
-                        return aps
-                    }
+                let again = payload.hasAPS
+                if again { try duplicate(member) }
+                // Read in place in a lenient decode too (a value returned and stored would be
+                // copied twice); one it cannot read is left out whole.
+                let read = try payload.modifyAPS { (aps) throws(PayloadDecodingError) -> Bool in
+                    if again { aps = APS() }  // the later value replaces the earlier
+                    return try lenient { () throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) } != nil
                 }
+                if !read { payload.aps = nil }
             } else {
                 hasCustom = true
             }

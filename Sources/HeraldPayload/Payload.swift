@@ -133,7 +133,7 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// Whether the payload has `aps`.
-    var hasAPS: Bool { storage.header.hasAPS }
+    package var hasAPS: Bool { storage.header.hasAPS }
 
     /// Changes `aps` in place (setting it present).
     mutating func modifyAPS<Result, Failure: Error>(_ body: (inout APS) throws(Failure) -> Result) throws(Failure) -> Result {

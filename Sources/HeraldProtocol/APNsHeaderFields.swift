@@ -53,7 +53,9 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
     public subscript(name: String) -> String? {
         get {
             let name = Self.lowercase(name)
-            for field in fields where field.name == name { return field.value }
+            // Lengths first: most fields differ in length, and comparing those is a load.
+            let length = name.utf8.count
+            for index in fields.indices where fields[index].name.utf8.count == length && fields[index].name == name { return fields[index].value }
             return nil
         }
         set {

@@ -188,6 +188,28 @@ import Testing
         #expect(rendered.body == "second")
     }
 
+    /// A repeated `aps` replaces the earlier one whole (nothing of the first survives), and an
+    /// `aps` that is not a dictionary is left out whole: each renders as the payload written
+    /// without the value the device skips, plus its diagnostic.
+    @Test func aRepeatedOrUnreadableAPSIsReadAsTheDeviceReadsIt() throws {
+        let cases = [
+            (#"{"aps":{"badge":3,"sound":"a.caf","alert":"first"},"aps":{"alert":"second"}}"#, #"{"aps":{"alert":"second"}}"#, "/aps"),
+            (#"{"aps":{"alert":"first","badge":3},"aps":[1,2]}"#, #"{"k":1}"#, "/aps"),
+            (#"{"aps":"text","k":1}"#, #"{"k":1}"#, "/aps"),
+        ]
+        for (json, clean, pointer) in cases {
+            var rendered = try render(json)
+            let expected = try render(clean)
+            #expect(rendered.diagnostics.contains { $0.message.hasPrefix(pointer) }, "\(json): \(rendered.diagnostics)")
+            rendered.diagnostics = rendered.diagnostics.filter { !$0.message.hasPrefix(pointer + ":") && !$0.message.hasPrefix(pointer + " ") }
+            rendered.userInfo = expected.userInfo
+            var without = expected
+            without.diagnostics = expected.diagnostics.filter { !$0.message.contains("no \"aps\" dictionary") }
+            rendered.diagnostics = rendered.diagnostics.filter { !$0.message.contains("no \"aps\" dictionary") }
+            #expect(rendered == without, "\(json)")
+        }
+    }
+
     /// One pass however many values the device cannot read: each is left out and reported in
     /// document order (the first 64 one by one, the rest counted in one diagnostic), and what is
     /// left renders exactly as the same payload with those values removed by hand.
