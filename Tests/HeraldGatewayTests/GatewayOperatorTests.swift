@@ -205,7 +205,7 @@ import Testing
         let harness = try await GatewayHarness.start(gateway: { $0.logger = recorder.logger() })
         defer { Task { await harness.stop() } }
         try await harness.registerApp()
-        _ = harness.mock.addFault(try FaultRule(parsing: "delay=3s"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "delay=6s"))
         let tokens = GatewayHarness.tokens(3, salt: 13)
         let list = tokens.map { "\"\($0.hex)\"" }.joined(separator: ",")
         #expect(try await harness.call("POST", "/v1/apps/\(Self.app)/devices", #"{"tokens":[\#(list)]}"#).0 == 200)
@@ -216,14 +216,15 @@ import Testing
         let started = ContinuousClock.now
         let (status, answer) = try await harness.call("DELETE", "/v1/apps/\(Self.app)")
         let took = ContinuousClock.now - started
-        #expect(status == 200 && took < .seconds(1), "\(status) in \(took)")
+        // Far below the send's 6 s, with room for a slow machine.
+        #expect(status == 200 && took < .seconds(3), "\(status) in \(took)")
         let deleted = try #require(answer?.root["deleted"])
         let removed = (deleted["devices"]?.int64Value, deleted["notifications"]?.int64Value, deleted["deliveries"]?.int64Value)
         #expect(removed.0 == 3 && removed.1 == 1 && removed.2 == 3, "\(deleted.value)")
         #expect(try await harness.call("GET", "/v1/apps/\(Self.app)").0 == 404)
-        // The sends end (3 s) and find nothing to record; the leases' next extension finds the
+        // The sends end (6 s) and find nothing to record; the leases' next extension finds the
         // rows gone, which is not a takeover.
-        try await Task.sleep(for: .seconds(5))
+        try await Task.sleep(for: .seconds(8))
         #expect(recorder.count(.warning, containing: "taken over") == 0, "\(recorder.lines.filter { $0.contains("taken over") })")
         #expect(recorder.count(.error, containing: "failed") == 0, "\(recorder.lines.filter { $0.contains("failed") })")
     }
