@@ -26,11 +26,40 @@ package enum SQLValue: Sendable, Equatable {
 /// reads as `NULL`; a column of another type than asked reads as absent too, so each getter
 /// says what it falls back to.
 package struct SQLRow: Sendable {
-    private let columns: [String: SQLValue]
+    /// A result's column names and where each is, made once per result and shared by its rows
+    /// (a dictionary a row, keyed by freshly made names, cost the gateway 4.7% of its CPU on
+    /// PostgreSQL).
+    package final class Columns: Sendable {
+        let positions: [String: Int]
+        let count: Int
 
-    package init(_ columns: [String: SQLValue]) { self.columns = columns }
+        /// The names in the result's order; of a name given twice, the last is read.
+        package init(_ names: some Sequence<String>) {
+            var positions: [String: Int] = [:]
+            var count = 0
+            for name in names {
+                positions[name] = count
+                count += 1
+            }
+            self.positions = positions
+            self.count = count
+        }
+    }
 
-    package subscript(_ name: String) -> SQLValue { columns[name] ?? .null }
+    private let columns: Columns
+    private let values: [SQLValue]
+
+    /// A row of `values`, in the order of `columns`' names.
+    package init(_ columns: Columns, _ values: [SQLValue]) {
+        precondition(values.count == columns.count, "a row's values and its result's columns differ in number")
+        self.columns = columns
+        self.values = values
+    }
+
+    package subscript(_ name: String) -> SQLValue {
+        guard let position = columns.positions[name] else { return .null }
+        return values[position]
+    }
 
     /// The column as text, or `nil` when it is `NULL` or not text.
     package func text(_ name: String) -> String? {

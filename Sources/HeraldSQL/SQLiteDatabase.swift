@@ -56,7 +56,10 @@ package final class SQLiteDatabase: SQLDatabase {
     }
 
     private static func run(_ connection: SQLiteConnection, _ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await connection.query(sql, try binds.map(sqlite)).map(row)
+        let rows = try await connection.query(sql, try binds.map(sqlite))
+        guard let first = rows.first else { return [] }
+        let columns = SQLRow.Columns(first.columns.lazy.map(\.name))
+        return rows.map { row($0, columns) }
     }
 
     private static func sqlite(_ value: SQLValue) throws -> SQLiteData {
@@ -70,19 +73,16 @@ package final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    private static func row(_ row: SQLiteRow) -> SQLRow {
-        var columns: [String: SQLValue] = [:]
-        columns.reserveCapacity(row.columns.count)
-        for column in row.columns {
+    private static func row(_ row: SQLiteRow, _ columns: SQLRow.Columns) -> SQLRow {
+        SQLRow(columns, row.columns.map { column in
             switch column.data {
-            case .null: columns[column.name] = .null
-            case .integer(let value): columns[column.name] = .integer(Int64(value))
-            case .float(let value): columns[column.name] = .real(value)
-            case .text(let value): columns[column.name] = .text(value)
-            case .blob(let buffer): columns[column.name] = .blob(Array(buffer.readableBytesView))
+            case .null: .null
+            case .integer(let value): .integer(Int64(value))
+            case .float(let value): .real(value)
+            case .text(let value): .text(value)
+            case .blob(let buffer): .blob(Array(buffer.readableBytesView))
             }
-        }
-        return SQLRow(columns)
+        })
     }
 }
 

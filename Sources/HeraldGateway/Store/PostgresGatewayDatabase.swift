@@ -173,7 +173,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
     // MARK: Statements
 
     func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await client.query(try Self.postgres(sql, binds), logger: logger).collect().map(Self.row)
+        try Self.rows(try await client.query(try Self.postgres(sql, binds), logger: logger).collect())
     }
 
     func transaction<T: Sendable>(_ body: @Sendable (any SQLExecutor) async throws -> T) async throws -> T {
@@ -186,7 +186,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         let connection: PostgresConnection
         let logger: Logger
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await connection.query(try PostgresGatewayDatabase.postgres(sql, binds), logger: logger).collect().map(PostgresGatewayDatabase.row)
+            try PostgresGatewayDatabase.rows(try await connection.query(try PostgresGatewayDatabase.postgres(sql, binds), logger: logger).collect())
         }
     }
 
@@ -219,22 +219,30 @@ final class PostgresGatewayDatabase: GatewayDatabase {
     }
 
     /// A row's cells as values; the gateway's columns are integers, texts and bytes.
-    static func row(_ row: PostgresRow) throws -> SQLRow {
-        var columns: [String: SQLValue] = [:]
+    /// The rows, their column names read once for the result.
+    static func rows(_ rows: [PostgresRow]) throws -> [SQLRow] {
+        guard let first = rows.first else { return [] }
+        let columns = SQLRow.Columns(first.lazy.map(\.columnName))
+        return try rows.map { try row($0, columns) }
+    }
+
+    static func row(_ row: PostgresRow, _ columns: SQLRow.Columns) throws -> SQLRow {
+        var values: [SQLValue] = []
+        values.reserveCapacity(row.count)
         for cell in row {
             guard cell.bytes != nil else {
-                columns[cell.columnName] = .null
+                values.append(.null)
                 continue
             }
             switch cell.dataType {
-            case .int2, .int4, .int8: columns[cell.columnName] = .integer(try cell.decode(Int64.self))
-            case .float4, .float8: columns[cell.columnName] = .real(try cell.decode(Double.self))
-            case .bool: columns[cell.columnName] = .integer(try cell.decode(Bool.self) ? 1 : 0)
-            case .bytea: columns[cell.columnName] = .blob(Array(try cell.decode(ByteBuffer.self).readableBytesView))
-            default: columns[cell.columnName] = .text(try cell.decode(String.self))
+            case .int2, .int4, .int8: values.append(.integer(try cell.decode(Int64.self)))
+            case .float4, .float8: values.append(.real(try cell.decode(Double.self)))
+            case .bool: values.append(.integer(try cell.decode(Bool.self) ? 1 : 0))
+            case .bytea: values.append(.blob(Array(try cell.decode(ByteBuffer.self).readableBytesView)))
+            default: values.append(.text(try cell.decode(String.self)))
             }
         }
-        return SQLRow(columns)
+        return SQLRow(columns, values)
     }
 
     // MARK: Schema
