@@ -96,6 +96,25 @@ import Testing
         await #expect(throws: (any Error).self) { try await database.query("SELECT ?", [.texts(["a"])]) }
     }
 
+    /// Rows share their result's column names: each row reads its own values by name, in any
+    /// order of the select list; a name selected twice reads its last (as SQLite's own row does);
+    /// a name not selected reads NULL; an empty result has no rows.
+    @Test func rowsReadTheirOwnValuesByName() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await SchemaMigratorTests.open(directory)
+        defer { Task { await database.close() } }
+        try await database.query("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INTEGER)")
+        for id in 1...50 { try await database.query("INSERT INTO t (id, a, b) VALUES (?, ?, ?)", [SQLValue(id), .text("a\(id)"), SQLValue(id * 7)]) }
+        let rows = try await database.query("SELECT b, id, a, a || '!' AS a FROM t ORDER BY id")
+        #expect(rows.count == 50)
+        for (index, row) in rows.enumerated() {
+            let id = Int64(index + 1)
+            #expect(row.integer("id") == id && row.integer("b") == id * 7 && row.text("a") == "a\(id)!", "\(id)")
+            #expect(row["missing"] == .null && row.text("b") == nil && row.integer("a") == nil)
+        }
+        #expect(try await database.query("SELECT id, a FROM t WHERE id < 0").isEmpty)
+    }
+
     @Test func aTransactionThatThrowsLeavesNothing() async throws {
         struct Stop: Error {}
         let directory = try TemporaryDirectory()
