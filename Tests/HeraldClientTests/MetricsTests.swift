@@ -21,6 +21,8 @@ import Testing
             $0.metricsFactory = metrics
             $0.metricsPrefix = "push"
             $0.retry = .init(maximumAttempts: 3, initialBackoff: .milliseconds(5))
+            // The outcomes are about the mock's answers: no deadline a loaded machine could reach.
+            $0.requestTimeout = .seconds(120)
         }
         let outcomes = await ClientHarness.sendAll(client, to: tokens)
         let rejected = outcomes.compactMap { $0.1.failure }
@@ -34,7 +36,7 @@ import Testing
         #expect(metrics.counterTotal(label: "push_failed_total") == 0)
         let latency = try metrics.expectTimer("push_latency_seconds")
         #expect(latency.values.count == 8)
-        #expect(latency.values.allSatisfy { $0 > 0 && $0 < 20_000_000_000 }, "nanoseconds within the deadline")
+        #expect(latency.values.allSatisfy { $0 > 0 && $0 < 120_000_000_000 }, "nanoseconds within the deadline")
         // In flight: up to the eight sent at once, and none once every outcome is in.
         let inFlight = try metrics.expectGauge("push_requests_in_flight").values
         #expect(inFlight.count == 16 && (inFlight.max() ?? 0) >= 1 && (inFlight.max() ?? 0) <= 8 && inFlight.last == 0, "\(inFlight)")

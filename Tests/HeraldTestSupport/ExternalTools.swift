@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Independent programs the tests check Herald against (installed by `.ci/run`).
@@ -151,10 +152,23 @@ public enum ExternalTools {
     /// `package` otherwise.
     public static func requirePython(modules: String..., package: String) throws {
         let python = try require("python3", package: "python3")
-        let probe = try execute(python, ["-c", "import " + modules.joined(separator: ", ")], timeout: .seconds(60))
-        guard probe.status != 0 else { return }
+        let statement = "import " + modules.joined(separator: ", ")
+        // Once per set of modules and test process: dozens of tests start at once, and each
+        // probe (an interpreter importing, say, cryptography) holds one of the few cooperative
+        // threads every test's tasks share.
+        let importable: Bool
+        if let known = pythonProbes.withLock({ $0[statement] }) {
+            importable = known
+        } else {
+            importable = try execute(python, ["-c", statement], timeout: .seconds(60)).status == 0
+            pythonProbes.withLock { $0[statement] = importable }
+        }
+        guard !importable else { return }
         try unavailable("the Python module \(modules.joined(separator: ", ")) is missing: pip install \(package) (.ci/run installs it)")
     }
+
+    /// What each `import` statement probed gave.
+    private static let pythonProbes = Mutex<[String: Bool]>([:])
 
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
     public static func python(_ script: String, arguments: [String] = [], stdin: [UInt8] = []) throws -> [UInt8] {
