@@ -218,7 +218,6 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         return PostgresQuery(unsafeSQL: text, binds: binds)
     }
 
-    /// A row's cells as values; the gateway's columns are integers, texts and bytes.
     /// The rows, their column names read once for the result.
     static func rows(_ rows: [PostgresRow]) throws -> [SQLRow] {
         guard let first = rows.first else { return [] }
@@ -226,6 +225,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         return try rows.map { try row($0, columns) }
     }
 
+    /// A row's cells as values; the gateway's columns are integers, texts and bytes.
     static func row(_ row: PostgresRow, _ columns: SQLRow.Columns) throws -> SQLRow {
         var values: [SQLValue] = []
         values.reserveCapacity(row.count)
