@@ -7,7 +7,7 @@ import Testing
 /// APNs certificates made by Python's `cryptography` as Apple makes them (subject `UID`, the
 /// environment extensions, the topics extension), exported as PKCS#12 and PEM, read by Herald;
 /// and Herald's development CA checked by `cryptography` and `openssl`.
-@Suite struct CertificateTests {
+@Suite(.ownThreads) struct CertificateTests {
     /// Python that builds an Apple-style push certificate. `topics` is a list of (topic, kinds).
     static let builder = """
         import datetime, sys

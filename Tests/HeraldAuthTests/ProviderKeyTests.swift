@@ -5,7 +5,7 @@ import Testing
 
 /// Provider keys made by Python's `cryptography` (an independent implementation) in the three
 /// PEM forms a server or provider meets, and files that are wrong in each way a user gets wrong.
-@Suite struct ProviderKeyTests {
+@Suite(.ownThreads) struct ProviderKeyTests {
     static let keyID = try! KeyID("ABC123DEFG")
     static let teamID = try! TeamID("DEF123GHIJ")
 

@@ -8,7 +8,7 @@ import Testing
 /// Provider tokens checked against Python's `cryptography` both ways: tokens Herald signs are
 /// verified by Python, and tokens Python signs (raw `r‖s` and DER, as Apple's `openssl` recipe
 /// makes) are verified by Herald. Each rejection carries the reason APNs answers with.
-@Suite struct ProviderTokenTests {
+@Suite(.ownThreads) struct ProviderTokenTests {
     static let keyID = try! KeyID("ABC123DEFG")
     static let teamID = try! TeamID("DEF123GHIJ")
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
@@ -223,7 +223,7 @@ extension Result where Failure == ProviderTokenRejection {
 
 /// Replays the provider-token fuzzer's saved inputs (`Tests/Fixtures/fuzz/FuzzProviderToken/`)
 /// through the property it checks, and the property over tokens the tests make.
-@Suite struct ProviderTokenPropertyTests {
+@Suite(.ownThreads) struct ProviderTokenPropertyTests {
     @Test("saved fuzz inputs", arguments: Fixtures.fuzzInputs("FuzzProviderToken"))
     func saved(_ path: String) throws {
         #expect(ProviderTokenChecks.check(try Fixtures.bytes(path)) == [])

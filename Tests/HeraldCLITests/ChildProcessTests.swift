@@ -2,7 +2,7 @@ import HeraldTestSupport
 import Testing
 
 /// The runner every test uses for child processes keeps its promise: a deadline.
-@Suite("Child processes")
+@Suite("Child processes", .ownThreads)
 struct ChildProcessTests {
     @Test("a child process that runs past its timeout is killed, and the call fails")
     func timeout() throws {

@@ -42,19 +42,19 @@ import Testing
         let (page, _) = try await URLSession.shared.data(from: URL(string: "\(inbox)")!)
         #expect(String(decoding: page, as: UTF8.self).contains("<title>Herald inbox</title>"))
         let (data, _) = try await URLSession.shared.data(from: URL(string: "\(inbox)api/v1/notifications")!)
-        let values = try ExternalTools.pythonJSON(Array(data), [
+        let values = try await ExternalTools.onOwnThread { try ExternalTools.pythonJSON(Array(data), [
             "d['total']", "sorted(set(n['status'] for n in d['notifications']))",
             "[n['rendered']['title'] for n in d['notifications'] if n['rendered'] and n['rendered']['title']]",
             "[n['rendered']['body'] for n in d['notifications'] if n['rendered'] and n['rendered']['body']]",
-        ])
+        ]) }
         #expect(values[0] == "8")
         #expect(values[1] == "[200]")
         #expect(values[2].contains("\"Game Request\""))
         #expect(values[3].contains("Shelly and Rick have invited you to play Monopoly"), "the demo app's strings: \(values[3])")
         let (french, _) = try await URLSession.shared.data(from: URL(string: "\(inbox)api/v1/devices?lang=fr")!)
-        let bodies = try ExternalTools.pythonJSON(Array(french), [
+        let bodies = try await ExternalTools.onOwnThread { try ExternalTools.pythonJSON(Array(french), [
             "[n['content']['body'] for g in d['devices'][0]['groups'] for n in g['notifications']]", "d['devices'][0]['language']",
-        ])
+        ]) }
         #expect(bodies[0].contains("et Frank vous invitent") && bodies[1] == "\"fr\"", "\(bodies)")
 
         let (status, rest) = try await demo.stop()

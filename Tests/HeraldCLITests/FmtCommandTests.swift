@@ -3,7 +3,7 @@ import HeraldJSON
 import HeraldTestSupport
 import Testing
 
-@Suite("herald fmt")
+@Suite("herald fmt", .ownThreads)
 struct FmtCommandTests {
     @Test("round trip on every well-formed seed example", arguments: Fixtures.seedPayloads)
     func roundTrip(_ path: String) throws {

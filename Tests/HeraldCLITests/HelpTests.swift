@@ -1,10 +1,11 @@
 import ArgumentParser
 @testable import herald
 import Testing
+import HeraldTestSupport
 
 /// What `--help` prints is read in terminals 80 columns wide, and its examples are pasted from
 /// them.
-@Suite struct HelpTests {
+@Suite(.ownThreads) struct HelpTests {
     /// Every command, subcommands included, with the words that run it (`herald bench send`).
     static func commands(_ command: any ParsableCommand.Type = Herald.self, path: String = "") -> [(String, any ParsableCommand.Type)] {
         let name = path.isEmpty ? command._commandName : path + " " + command._commandName

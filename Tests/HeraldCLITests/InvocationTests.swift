@@ -5,7 +5,7 @@ import Testing
 
 /// How the commands Herald prints for pasting name herald: as installed, as built in a checkout,
 /// or by path, with the shell's quoting.
-@Suite struct InvocationTests {
+@Suite(.ownThreads) struct InvocationTests {
     @Test func heraldAsThePathFindsItAsBuiltOrByPath() throws {
         let directory = try TemporaryDirectory()
         try directory.write("opt/herald", "#!/bin/sh\n")

@@ -4,7 +4,7 @@ import HeraldLint
 import HeraldTestSupport
 import Testing
 
-@Suite("herald lint")
+@Suite("herald lint", .ownThreads)
 struct LintCommandTests {
     @Test("a clean seed example: summary only, exit 0")
     func clean() throws {

@@ -3,7 +3,7 @@ import HeraldTestSupport
 import Testing
 
 /// `herald preview` run as a user runs it.
-@Suite struct PreviewCommandTests {
+@Suite(.ownThreads) struct PreviewCommandTests {
     static let seed4 = Fixtures.url("seeds/legacy-example-4.json").path
 
     @Test func seedSequentialStrings() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// One version, everywhere: `herald --version`, the changelog's newest release, and the commit
 /// git says the checkout is at.
-@Suite struct VersionTests {
+@Suite(.ownThreads) struct VersionTests {
     @Test func versionIsSemanticAndMatchesTheChangelog() throws {
         let parts = HeraldVersion.semantic.split(separator: ".", omittingEmptySubsequences: false)
         #expect(parts.count == 3 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && Int($0) != nil }, "\(HeraldVersion.semantic)")

@@ -108,15 +108,15 @@ import Testing
         let nghttpd = try ExternalTools.require("nghttpd", package: "nghttp2-server")
         let openssl = try ExternalTools.require("openssl", package: "openssl")
         let directory = try TemporaryDirectory()
-        _ = try ExternalTools.run(openssl, [
+        _ = try await ExternalTools.runInBackground(openssl, [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
             "-keyout", directory.path("server.key"), "-out", directory.path("server.pem"),
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
         let tokens = (0..<200).map { Self.token($0 % 250) }
         for token in tokens.prefix(199) { try directory.write("root/3/device/\(token.hex)", "") }
-        let port = Int(String(decoding: try ExternalTools.python(
-            "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"), as: UTF8.self)
+        let port = Int(String(decoding: try await ExternalTools.onOwnThread { try ExternalTools.python(
+            "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])") }, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         let process = try RunningProgram(nghttpd, [
             "-d", directory.path("root"), "\(port)", directory.path("server.key"), directory.path("server.pem"),

@@ -288,7 +288,7 @@ import Testing
 
     /// Header blocks written by the encoder, read back by Python's hpack decoder: the static
     /// table, the dynamic table's indexes and evictions, and table size updates must all agree.
-    @Test func pythonHPACKReadsEveryBlock() throws {
+    @Test(.ownThreads) func pythonHPACKReadsEveryBlock() throws {
         try ExternalTools.requirePython(modules: "hpack", package: "h2")
         var encoder = HPACKRequestEncoder()
         var blocks: [(size: Int, block: [UInt8], expected: [[String]])] = []

@@ -7,7 +7,7 @@ import HeraldTestSupport
 import Testing
 
 /// Rendering payloads into what the device shows (reference §9).
-@Suite struct RendererTests {
+@Suite(.ownThreads) struct RendererTests {
     static let seedKey = "GAME_PLAY_REQUEST_FORMAT"
 
     func renderer(_ strings: [String: String]? = nil, files: Set<String>? = nil, languages: [String] = ["en"]) -> NotificationRenderer {

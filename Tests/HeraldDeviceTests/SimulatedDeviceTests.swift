@@ -3,9 +3,10 @@ import HeraldJSON
 import HeraldPayload
 import HeraldProtocol
 import Testing
+import HeraldTestSupport
 
 /// The notification center simulation: grouping, replacement, badge, background budget, expiry.
-@Suite struct SimulatedDeviceTests {
+@Suite(.ownThreads) struct SimulatedDeviceTests {
     func device(_ configuration: SimulatedDevice.Configuration = .init()) -> SimulatedDevice {
         SimulatedDevice(renderer: NotificationRenderer(bundle: nil, preferredLanguages: ["en"]), configuration: configuration)
     }

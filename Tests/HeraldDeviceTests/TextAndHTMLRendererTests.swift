@@ -1,9 +1,10 @@
 @testable import HeraldDevice
 import HeraldJSON
 import Testing
+import HeraldTestSupport
 
 /// The terminal banner and the HTML page.
-@Suite struct TextAndHTMLRendererTests {
+@Suite(.ownThreads) struct TextAndHTMLRendererTests {
     func render(_ json: String, appName: String = "Games") throws -> RenderedNotification {
         var rendered = try NotificationRenderer(bundle: nil, preferredLanguages: ["en"]).render(document: JSONDocument(parsing: json))
         rendered.appName = appName

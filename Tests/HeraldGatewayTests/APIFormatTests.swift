@@ -110,7 +110,7 @@ import Testing
     /// The formatter against Foundation's from 1600 to 9999 (before the Gregorian reform
     /// Foundation counts Julian days; RFC 3339's calendar is the proleptic Gregorian), and its
     /// parser back.
-    @Test func apiTimeAgreesWithFoundation() {
+    @Test(.ownThreads) func apiTimeAgreesWithFoundation() {
         var generator = SystemRandomNumberGenerator()
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

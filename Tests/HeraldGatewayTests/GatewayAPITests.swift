@@ -341,9 +341,10 @@ import Testing
         let job = try await harness.submit(tokens: tokens)
         try await Task.sleep(for: .milliseconds(600))
         await harness.gateway.stop()
-        let sqlite = try ExternalTools.python(
+        let path = directory.path("gateway.db")
+        let sqlite = try await ExternalTools.onOwnThread { try ExternalTools.python(
             "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute(\"SELECT count(*) FROM deliveries WHERE state = 'claimed'\").fetchone()[0], c.execute(\"SELECT count(*) FROM deliveries WHERE state = 'accepted'\").fetchone()[0])",
-            arguments: [directory.path("gateway.db")])
+            arguments: [path]) }
         let counts = String(decoding: sqlite, as: UTF8.self).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         #expect(counts.first == 0, "nothing left claimed after a graceful stop: \(counts)")
         #expect((counts.last ?? 0) > 0 && (counts.last ?? 400) < 400, "it stopped part way: \(counts)")

@@ -32,7 +32,7 @@ import Testing
         var gateways: [ServeProcess] = []
         for _ in 0..<2 {
             gateways.append(try await ServeProcess.start(
-                ["--postgres", postgres.url, "--admin-key-env", "HERALD_ACTIVITY_ADMIN", "--claim-lease", "6", "--request-timeout", "5"],
+                ["--postgres", postgres.url, "--admin-key-env", "HERALD_ACTIVITY_ADMIN", "--claim-lease", "31", "--request-timeout", "30"],
                 environment: ["HERALD_ACTIVITY_ADMIN": Self.adminKey]))
         }
         defer { for gateway in gateways where gateway.program.process.isRunning { kill(gateway.program.process.processIdentifier, SIGKILL) } }

@@ -160,7 +160,7 @@ final class TestClock: Sendable {
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await harness.mock.notifications().allSatisfy { $0.deviceToken != tokens[index].hex }, "not before its time")
             clock.set(Date(timeIntervalSince1970: Double(instant) / 1000))
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while try await harness.mock.notifications().contains(where: { $0.deviceToken == tokens[index].hex }) == false, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }

@@ -56,8 +56,10 @@ struct GatewayHarness {
         configuration.port = 0
         configuration.adminKey = adminKey
         configuration.pollInterval = .milliseconds(50)
-        configuration.requestTimeout = .seconds(10)
-        configuration.claimLease = .seconds(20)
+        // Room for a loaded machine: a request unanswered past its deadline is sent again (its
+        // answer may only be late), and a test counting each push once would see it twice.
+        configuration.requestTimeout = .seconds(30)
+        configuration.claimLease = .seconds(40)
         configuration.retry = GatewayRetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
         // The access log's lines (info) would fill the test log; what tests count they record.
         configuration.logger.logLevel = .notice

@@ -4,6 +4,7 @@ import HeraldJSON
 import HeraldProtocol
 import HeraldSQL
 import HeraldTestSupport
+import Synchronization
 import Testing
 
 /// The database over months: a disk that fills, and retention of a million old deliveries while
@@ -102,5 +103,48 @@ import Testing
         #expect(metrics.contains(#"herald_gateway_pruned_total{kind="deliveries"} 1000000"#), "\(metrics.split(separator: "\n").filter { $0.contains("pruned") })")
         #expect(try await harness.call("GET", "/v1/apps/\(Self.app)/notifications/\(job)").0 == 200, "the new one stays")
         print("retention (\(backend)): 1,000,000 deliveries pruned in \(took) while 2,000 were sent")
+    }
+}
+
+/// A busy PostgreSQL pool is not a broken one: a probe (`/readyz`, the outage probe) that finds
+/// every connection of the pool taken replaces the pool for new calls, and the transactions
+/// running on the old one still commit (closing it at once left them hanging, uncommitted).
+@Suite(.serialized) struct PostgresPoolReplacementTests {
+    /// How each transaction ended: nil when it committed.
+    final class Outcomes: Sendable { let list = Mutex<[String?]>([]) }
+
+    @Test(.enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
+    func aProbeOfABusyPoolLetsItsTransactionsCommit() async throws {
+        let harness = try await GatewayHarness.start(.postgres)
+        defer { Task { await harness.stop() } }
+        let database = try GatewayStorageTests.database(harness)
+        try await database.query("CREATE TABLE pool_probe (n INTEGER)")
+        // Every connection of the pool (8) in a transaction for three seconds.
+        let outcomes = Outcomes()
+        for n in 0..<8 {
+            Task {
+                do {
+                    try await database.transaction { executor in
+                        try await executor.query("INSERT INTO pool_probe (n) VALUES (?)", [.integer(Int64(n))])
+                        try await executor.query("SELECT pg_sleep(3)")
+                    }
+                    outcomes.list.withLock { $0.append(nil) }
+                } catch {
+                    outcomes.list.withLock { $0.append("\(n): \(error)") }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(800))
+        // The probe's statement through the pool waits past its second: a new pool answers it.
+        // (The database's own ping: `/readyz` bounds it by two seconds, which a loaded machine
+        // can spend before the pool is replaced.)
+        await #expect(throws: Never.self) { try await database.ping() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while outcomes.list.withLock({ $0.count }) < 8, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        let ended = outcomes.list.withLock { $0 }
+        #expect(ended.count == 8, "\(8 - ended.count) transactions never ended")
+        #expect(ended.allSatisfy { $0 == nil }, "transactions cut: \(ended.compactMap { $0 })")
+        let committed = try await database.query("SELECT count(*) AS n FROM pool_probe").first?.integer("n")
+        #expect(committed == 8)
     }
 }

@@ -96,8 +96,8 @@ import Testing
         let database = "sql:" + homes.path("trusting/.pki/nssdb")
         try FileManager.default.createDirectory(atPath: homes.path("trusting/.pki/nssdb"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: homes.path("empty"), withIntermediateDirectories: true)
-        _ = try ExternalTools.run(certutil, ["-N", "-d", database, "--empty-password"])
-        _ = try ExternalTools.run(certutil, ["-A", "-d", database, "-t", "C,,", "-n", "herald-test-ca", "-i", certificates.ca])
+        _ = try await ExternalTools.runInBackground(certutil, ["-N", "-d", database, "--empty-password"])
+        _ = try await ExternalTools.runInBackground(certutil, ["-A", "-d", database, "-t", "C,,", "-n", "herald-test-ca", "-i", certificates.ca])
         let harness = try await Self.start(certificates)
         defer { Task { await harness.stop() } }
         let out = homes.path("result.json")

@@ -43,7 +43,7 @@ import Testing
     /// Properties over 200,000 seeded inputs: any text parses or is refused without a crash; a
     /// version-00 header that parses is written back as read (its undefined flags cleared); ids made here always parse
     /// back to themselves; mutating one character of a valid header never yields other ids.
-    @Test func traceparentParsingHoldsItsPropertiesOnRandomInput() throws {
+    @Test(.ownThreads) func traceparentParsingHoldsItsPropertiesOnRandomInput() throws {
         var random = SeededGenerator(seed: 0x7ace)
         let alphabet = Array("0123456789abcdefABCDEF-_x ") + ["é", "\u{0}"]
         var accepted = 0

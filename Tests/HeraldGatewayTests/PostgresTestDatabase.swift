@@ -54,9 +54,7 @@ final class PostgresTestDatabase: @unchecked Sendable {  // immutable after init
 
     /// ``psql(_:_:)`` waited for off Swift's cooperative threads.
     static func psqlInBackground(_ url: String, _ sql: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try psql(url, sql) }) }.start()
-        }
+        try await ExternalTools.onOwnThread { try psql(url, sql) }
     }
 
     @discardableResult

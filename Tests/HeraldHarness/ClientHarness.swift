@@ -54,7 +54,8 @@ package struct ClientHarness {
         configuration.trustsSystemRoots = false
         configuration.channelManagementHost = "127.0.0.1"
         configuration.channelManagementPort = mock.channelPort
-        configuration.requestTimeout = .seconds(20)
+        // Room for a loaded machine: tests of deadlines set their own.
+        configuration.requestTimeout = .seconds(60)
         configure(&configuration)
         return configuration
     }

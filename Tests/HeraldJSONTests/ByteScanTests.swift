@@ -1,7 +1,8 @@
 @testable import HeraldJSON
 import Testing
+import HeraldTestSupport
 
-@Suite("Word-at-a-time byte scans")
+@Suite("Word-at-a-time byte scans", .ownThreads)
 struct ByteScanTests {
     @Test("every byte value at every offset, against the byte-by-byte definition", arguments: 0..<24)
     func exhaustive(position: Int) {

@@ -4,7 +4,7 @@ import Testing
 
 /// Later duplicate keys, small objects (compared in place) and large ones (a hashed table), held
 /// against Python's `json` reading the same text with every pair kept.
-@Suite("Duplicate keys")
+@Suite("Duplicate keys", .ownThreads)
 struct DuplicateKeysTests {
     /// Keys that are equal only once decoded (`ab` and `a\u0062`, `é` and `\u00e9`), and many
     /// distinct ones.

@@ -7,7 +7,7 @@ import Testing
 ///
 /// They must agree on what is JSON and on its values, except where Herald is deliberately
 /// stricter or keeps more; each such place is named in `DeliberateDifference`.
-@Suite("JSON differential against JSONSerialization")
+@Suite("JSON differential against JSONSerialization", .ownThreads)
 struct JSONDifferentialTests {
     enum DeliberateDifference: String {
         /// Foundation on Linux accepts `[1,]` and `{"a":1,}`; RFC 8259 does not.

@@ -1,7 +1,8 @@
 import HeraldJSON
 import Testing
+import HeraldTestSupport
 
-@Suite("JSON parser")
+@Suite("JSON parser", .ownThreads)
 struct JSONParserTests {
     @Test("keeps member order, duplicate keys and number text")
     func keepsEverything() throws {
@@ -227,7 +228,7 @@ struct JSONParserTests {
     }
 }
 
-@Suite("Recovering parse")
+@Suite("Recovering parse", .ownThreads)
 struct RecoveringParseTests {
     @Test("a missing comma: one error and a document with every member")
     func missingComma() throws {

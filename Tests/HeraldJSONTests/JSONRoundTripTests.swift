@@ -2,7 +2,7 @@ import HeraldJSON
 import HeraldTestSupport
 import Testing
 
-@Suite("JSON round trips")
+@Suite("JSON round trips", .ownThreads)
 struct JSONRoundTripTests {
     @Test("parse then write reproduces compact canonical text byte for byte", arguments: 0..<40)
     func compactIsFixedPoint(seed: Int) throws {

@@ -1,7 +1,8 @@
 import HeraldJSON
 import Testing
+import HeraldTestSupport
 
-@Suite("JSON writer")
+@Suite("JSON writer", .ownThreads)
 struct JSONWriterTests {
     @Test("escapes only quote, backslash and C0 controls; raw UTF-8; no slash escape")
     func escaping() {

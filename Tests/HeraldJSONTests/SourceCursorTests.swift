@@ -1,10 +1,11 @@
 @testable import HeraldJSON
 import Testing
+import HeraldTestSupport
 
 /// The forward cursor that locates many offsets in one pass agrees with locating each from the
 /// start of the text, on texts made of line breaks (LF, CR, CRLF), multi-byte UTF-8 and
 /// invalid bytes, in increasing and in random order.
-@Suite struct SourceCursorTests {
+@Suite(.ownThreads) struct SourceCursorTests {
     @Test(arguments: 0..<40)
     func agreesWithAScanFromTheStart(seed: Int) {
         var generator = SystemRandomNumberGenerator()

@@ -1,8 +1,9 @@
 @testable import HeraldLint
 import HeraldPayload
 import Testing
+import HeraldTestSupport
 
-@Suite("Rule catalog")
+@Suite("Rule catalog", .ownThreads)
 struct CatalogTests {
     @Test("every id has exactly one rule, in one category, with examples both ways")
     func complete() {

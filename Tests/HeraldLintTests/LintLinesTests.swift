@@ -1,9 +1,10 @@
 import HeraldLint
 import Synchronization
 import Testing
+import HeraldTestSupport
 
 /// `Linter.lintLines`: many threads, the one-thread result.
-@Suite struct LintLinesTests {
+@Suite(.ownThreads) struct LintLinesTests {
     @Test func manyThreadsGiveWhatOneLineAtATimeGives() {
         // Clean, broken, blank and CRLF lines, and a last line without a break.
         var text = ""

@@ -2,8 +2,9 @@ import HeraldJSON
 import HeraldLint
 import HeraldProtocol
 import Testing
+import HeraldTestSupport
 
-@Suite("Messages and locations")
+@Suite("Messages and locations", .ownThreads)
 struct LintMessageTests {
     @Test("size messages state the figures")
     func sizeMessage() throws {
@@ -92,7 +93,7 @@ struct LintMessageTests {
     }
 }
 
-@Suite("Duplicate keys and shadowed values")
+@Suite("Duplicate keys and shadowed values", .ownThreads)
 struct ShadowedValueTests {
     @Test("findings are about the value readers use: the last of a repeated key")
     func lastWins() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// For any input: the linter does not crash, every diagnostic's pointer resolves in the document,
 /// and its line:column points at the value the pointer names.
-@Suite("Lint properties")
+@Suite("Lint properties", .ownThreads)
 struct LintPropertyTests {
     static func check(_ bytes: [UInt8], context: LintContext = .bodyOnly) -> [String] {
         PropertyChecks.lint(bytes, context: context)
@@ -82,7 +82,7 @@ struct LintPropertyTests {
     }
 }
 
-@Suite("Lint fuzz regressions")
+@Suite("Lint fuzz regressions", .ownThreads)
 struct LintFuzzRegressionTests {
     static func inputs() -> [String] {
         Fixtures.fuzzInputs("FuzzLint")
@@ -98,7 +98,7 @@ struct LintFuzzRegressionTests {
 
 /// A rule says at most `maximumFindingsPerRule` things about one payload, then how many more:
 /// the work a finding costs (its message, place, suggestions) is paid for those listed only.
-@Suite("Findings per rule")
+@Suite("Findings per rule", .ownThreads)
 struct FindingsPerRuleTests {
     @Test("past the cap, one finding counts the rest", arguments: [(500, 100), (101, 100), (100, 100), (30, 10)])
     func cappedRulesCountWhatTheyLeaveOut(keys: Int, cap: Int) throws {
@@ -127,7 +127,7 @@ struct FindingsPerRuleTests {
 /// edits), the suggestion is the nearest aps key within its allowance (one edit under six
 /// characters, two from six; the first in declaration order on a tie), by a plain
 /// optimal-string-alignment distance written here, with no pruning.
-@Suite("Key suggestions")
+@Suite("Key suggestions", .ownThreads)
 struct KeySuggestionTests {
     static func distance(_ a: [Character], _ b: [Character]) -> Int {
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)

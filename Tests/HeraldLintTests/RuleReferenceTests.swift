@@ -3,7 +3,7 @@ import HeraldLint
 import HeraldTestSupport
 import Testing
 
-@Suite("Rule reference")
+@Suite("Rule reference", .ownThreads)
 struct RuleReferenceTests {
     @Test("docs/lint-rules.md is the catalog's current rendering (regenerate: herald lint --rules --format markdown > docs/lint-rules.md)")
     func notStale() throws {

@@ -3,7 +3,7 @@ import HeraldLint
 import HeraldTestSupport
 import Testing
 
-@Suite("Seed examples")
+@Suite("Seed examples", .ownThreads)
 struct SeedExampleLintTests {
     /// What each seed example deserves: the well-formed ones are clean except the legacy
     /// action-loc-key; the malformed ones are syntax errors, and the fifth example's custom data

@@ -1,8 +1,9 @@
 @testable import HeraldLint
 import Testing
+import HeraldTestSupport
 
 /// The recognisers' single-pass shortcuts against what they stand for.
-@Suite struct SensitiveDataTests {
+@Suite(.ownThreads) struct SensitiveDataTests {
     /// The two-byte filter lets through exactly the pairs that begin a known API key prefix.
     @Test func apiKeyFilterMatchesThePrefixes() {
         var starts = Set<[UInt8]>()

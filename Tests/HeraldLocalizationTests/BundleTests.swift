@@ -5,7 +5,7 @@ import Testing
 
 /// Bundles on disk: `*.lproj` folders in every table format, `Base.lproj`, `Info.plist`, String
 /// Catalogs in a project tree, single table files.
-@Suite struct BundleTests {
+@Suite(.ownThreads) struct BundleTests {
     static let key = "GAME_PLAY_REQUEST_FORMAT"
 
     /// An app bundle whose tables use every storage format.

@@ -6,7 +6,7 @@ import Testing
 /// Herald's readers against CoreFoundation's own: on Linux, Foundation's
 /// `PropertyListSerialization` runs the open-source `CFOldStylePList.c` and `CFBinaryPList.c`,
 /// the code reference §8.4 describes. Both must accept the same tables and read the same strings.
-@Suite struct CoreFoundationDifferentialTests {
+@Suite(.ownThreads) struct CoreFoundationDifferentialTests {
     enum Outcome: Equatable, CustomStringConvertible {
         case table([String: String], nonStrings: Set<String>)
         case rejected(String)

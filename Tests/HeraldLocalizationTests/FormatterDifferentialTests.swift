@@ -14,7 +14,7 @@ import Testing
 /// nothing and reports an error), a format that skips a position (`%3$@` without `%2$@`: printf
 /// requires every position, and Foundation then shows another argument or crashes), and
 /// non-object conversions such as `%d` (Foundation prints the string's address as a number).
-@Suite struct FormatterDifferentialTests {
+@Suite(.ownThreads) struct FormatterDifferentialTests {
     static func foundation(_ format: String, _ arguments: [String]) -> String {
         String(format: format, arguments: arguments.map { NSString(string: $0) })
     }

@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// `loc-args` formatting (reference §8.2).
-@Suite struct FormatterTests {
+@Suite(.ownThreads) struct FormatterTests {
     let formatter = LocalizedStringFormatter()
 
     @Test(arguments: [

@@ -3,7 +3,7 @@ import Testing
 
 /// Replays the localization fuzzers' saved inputs, and the fixture tables, through the checks the
 /// fuzzers make.
-@Suite("Localization fuzz regressions")
+@Suite("Localization fuzz regressions", .ownThreads)
 struct LocalizationFuzzRegressionTests {
     @Test("strings inputs", arguments: Fixtures.fuzzInputs("FuzzStrings") + Fixtures.localizationTables)
     func strings(_ path: String) throws {

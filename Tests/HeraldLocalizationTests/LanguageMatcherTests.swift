@@ -2,7 +2,7 @@ import HeraldLocalization
 import Testing
 
 /// Language choice of reference §8.6.
-@Suite struct LanguageMatcherTests {
+@Suite(.ownThreads) struct LanguageMatcherTests {
     @Test(arguments: [
         (["fr-CA", "en"], ["en", "fr"], "fr"),
         (["fr-CA", "en"], ["en", "fr", "fr-CA"], "fr-CA"),
@@ -45,13 +45,14 @@ import Testing
 }
 
 import Foundation
+import HeraldTestSupport
 
 /// `LanguageMatcher` against Foundation's `Bundle.preferredLocalizations(from:forPreferences:)`
 /// where Foundation implements it. swift-corelibs-foundation on Linux does not: it returns the
 /// first available localization whatever the preferences (probed below), so on Linux the cases
 /// above, written from reference §8.6, are the oracle and this comparison is skipped with that
 /// reason. On a platform whose Foundation honours the preferences it runs.
-@Suite struct LanguageMatcherFoundationTests {
+@Suite(.ownThreads) struct LanguageMatcherFoundationTests {
     static let cases: [([String], [String])] = [
         (["fr-CA", "en"], ["en", "fr"]), (["fr-CA", "en"], ["en", "fr", "fr-CA"]), (["de", "fr"], ["en", "fr"]),
         (["zh-TW"], ["zh-Hans", "zh-Hant"]), (["zh-Hans"], ["zh-CN", "zh-Hant"]), (["pt-BR"], ["pt-PT", "pt"]),

@@ -7,7 +7,7 @@ import Testing
 /// evaluates CLDR's rule text with its own parser. For every language Herald has a rule for, the
 /// categories of the integers 0…1000 and of a set of decimals (which exercise `v`, `f`, `t` and
 /// `w`) must agree.
-@Suite struct PluralRulesCLDRTests {
+@Suite(.ownThreads) struct PluralRulesCLDRTests {
     static let decimals = [
         "0.0", "0.1", "0.5", "1.0", "1.00", "1.5", "1.25", "2.0", "2.5", "2.50", "3.7", "5.0", "10.0", "11.1",
         "11.10", "21.1", "21.10", "0.01", "0.11", "1.001", "100.5", "1000000", "2000000", "1000000.0", "1000001",

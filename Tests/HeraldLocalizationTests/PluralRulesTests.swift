@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// CLDR cardinal categories for the languages the issue names, against CLDR's own examples.
-@Suite struct PluralRulesTests {
+@Suite(.ownThreads) struct PluralRulesTests {
     @Test(arguments: [
         ("en", "1", PluralCategory.one), ("en", "0", .other), ("en", "2", .other), ("en", "1.0", .other),
         ("de", "1", .one), ("de", "5", .other),

@@ -3,7 +3,7 @@ import HeraldTestSupport
 import Testing
 
 /// XML and binary property lists, checked against Python's `plistlib` as an independent writer.
-@Suite struct PropertyListTests {
+@Suite(.ownThreads) struct PropertyListTests {
     static let sampleJSON = """
         {
           "ascii": "plain text", "unicode": "日本語 é 😀", "long": "a string longer than fifteen characters",

@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// String Catalogs compiled as Xcode does (reference §8.5).
-@Suite struct StringCatalogTests {
+@Suite(.ownThreads) struct StringCatalogTests {
     static let catalog = """
         {
           "sourceLanguage" : "en",

@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// `.stringsdict` plural, device and width rules.
-@Suite struct StringsDictionaryTests {
+@Suite(.ownThreads) struct StringsDictionaryTests {
     static let stringsdict = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -101,7 +102,7 @@ import Testing
 }
 
 /// Tables whose variables would expand without end: bounded, reported with the key, and fast.
-@Suite(.timeLimit(.minutes(1))) struct UnboundedExpansionTests {
+@Suite(.timeLimit(.minutes(1)), .ownThreads) struct UnboundedExpansionTests {
     /// A plural variable whose forms use the variable itself, three times each: before the bound
     /// this ran for 38 s in `herald preview` and showed an empty body.
     static let selfReferential = """

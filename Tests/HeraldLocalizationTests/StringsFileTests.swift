@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// The `.strings` grammar of reference §8.4, case by case.
-@Suite struct StringsFileTests {
+@Suite(.ownThreads) struct StringsFileTests {
     /// Parses UTF-8 text and returns its string entries.
     func strings(_ text: String) throws -> [String: String] {
         let result = try PropertyListReader.read(Array(text.utf8), path: "Localizable.strings")

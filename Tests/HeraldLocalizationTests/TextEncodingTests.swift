@@ -1,8 +1,9 @@
 import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// Encoding detection of reference §8.4: the same table in every encoding reads the same.
-@Suite struct TextEncodingTests {
+@Suite(.ownThreads) struct TextEncodingTests {
     static let text = """
         /* Français, 日本語, emoji */
         "GREETING" = "Bonjour %@ 👋";

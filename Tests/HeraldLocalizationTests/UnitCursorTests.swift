@@ -1,9 +1,10 @@
 @testable import HeraldLocalization
 import Testing
+import HeraldTestSupport
 
 /// The forward cursor over decoded text (a `.strings` file's repeated keys and lone surrogates)
 /// agrees with locating each unit from the start, in every encoding the reader accepts.
-@Suite struct UnitCursorTests {
+@Suite(.ownThreads) struct UnitCursorTests {
     @Test(arguments: ["utf8", "utf16le", "utf16be"])
     func agreesWithALookupFromTheStart(encoding: String) throws {
         var generator = SystemRandomNumberGenerator()

@@ -41,7 +41,7 @@ import Testing
         print("STEPS", report.steps, report.sawGoAway, report.statuses)
     }
 
-    @Test(.heavy) func seededRandomScripts() {
+    @Test(.heavy, .ownThreads) func seededRandomScripts() {
         var generator = SeededGenerator(seed: 20_261_124)
         var answered = 0, accepted = 0, goAways = 0
         for round in 0..<2_000 {

@@ -73,7 +73,7 @@ import Testing
 
     /// Against a naive model (a list of keys, most recent last): after every touch or removal
     /// the same keys are kept, and a touch reports exactly the keys that fell out.
-    @Test func recencyOrderMatchesANaiveModel() {
+    @Test(.ownThreads) func recencyOrderMatchesANaiveModel() {
         var rng = SeededGenerator(seed: 0x5EED_0031)
         for limit in [1, 2, 3, 7, 40] {
             var order = RecencyOrder<Int>(limit: limit)

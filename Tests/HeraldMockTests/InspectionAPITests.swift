@@ -11,7 +11,7 @@ import Testing
     typealias H = MockHarness
 
     /// Calls the API; returns the status and the body as text.
-    static func api(_ mock: MockHarness, _ method: String, _ path: String, body: String? = nil) throws -> (status: Int, body: String) {
+    static func api(_ mock: MockHarness, _ method: String, _ path: String, body: String? = nil) async throws -> (status: Int, body: String) {
         let port = try #require(mock.server.apiPort)
         let script = """
             import sys, urllib.request, urllib.error
@@ -24,7 +24,7 @@ import Testing
             except urllib.error.HTTPError as error:
                 print(error.code); sys.stdout.write(error.read().decode())
             """
-        let output = String(decoding: try ExternalTools.python(script, stdin: Array((body ?? "").utf8)), as: UTF8.self)
+        let output = String(decoding: try await ExternalTools.python(script, stdin: Array((body ?? "").utf8)), as: UTF8.self)
         let newline = output.firstIndex(of: "\n") ?? output.endIndex
         return (Int(output[..<newline]) ?? -1, newline < output.endIndex ? String(output[output.index(after: newline)...]) : "")
     }
@@ -40,7 +40,7 @@ import Testing
             H.push(#"{"aps":{"alert":"Hello one"}}"#), H.push(#"{"aps":{"alert":"Hello two"}}"#),
             H.push(headers: [("apns-push-type", "alert")]), H.push(#"{"aps":{"alert":"third"}}"#, token: H.otherToken),
         ])
-        let all = Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)
+        let all = Self.object(try await Self.api(mock, "GET", "/api/v1/notifications").body)
         let list = try #require(all["notifications"] as? [[String: Any]])
         #expect(all["total"] as? Int == 4)
         try #require(list.count == 4, "the checks below index the four records")
@@ -53,25 +53,25 @@ import Testing
         #expect(list[1]["status"] as? Int == 400 && list[1]["reason"] as? String == "MissingTopic")
         #expect((list[3]["rendered"] as? [String: Any])?["body"] as? String == "Hello one")
 
-        func count(_ query: String) throws -> Int {
-            (Self.object(try Self.api(mock, "GET", "/api/v1/notifications?" + query).body)["notifications"] as? [Any])?.count ?? -1
+        func count(_ query: String) async throws -> Int {
+            (Self.object(try await Self.api(mock, "GET", "/api/v1/notifications?" + query).body)["notifications"] as? [Any])?.count ?? -1
         }
-        #expect(try count("limit=2") == 2)
-        #expect(try count("status=400") == 1)
-        #expect(try count("accepted=false") == 1)
-        #expect(try count("token=\(H.otherToken)") == 1)
-        #expect(try count("q=Hello") == 3)
-        #expect(try count("q=hello%20one") == 1)
-        #expect(try count("before=3") == 2)
-        #expect(try count("pushType=alert&accepted=true") == 3)
-        #expect(try Self.api(mock, "GET", "/api/v1/notifications?limit=lots").status == 400)
+        #expect(try await count("limit=2") == 2)
+        #expect(try await count("status=400") == 1)
+        #expect(try await count("accepted=false") == 1)
+        #expect(try await count("token=\(H.otherToken)") == 1)
+        #expect(try await count("q=Hello") == 3)
+        #expect(try await count("q=hello%20one") == 1)
+        #expect(try await count("before=3") == 2)
+        #expect(try await count("pushType=alert&accepted=true") == 3)
+        #expect(try await Self.api(mock, "GET", "/api/v1/notifications?limit=lots").status == 400)
 
         let apnsID = try #require(list[0]["apnsId"] as? String)
-        let one = try Self.api(mock, "GET", "/api/v1/notifications/\(apnsID)")
+        let one = try await Self.api(mock, "GET", "/api/v1/notifications/\(apnsID)")
         #expect(one.status == 200 && Self.object(one.body)["apnsId"] as? String == apnsID)
-        #expect(try Self.api(mock, "GET", "/api/v1/notifications/nope").status == 404)
-        #expect(try Self.api(mock, "DELETE", "/api/v1/notifications").status == 204)
-        #expect(try count("") == 0)
+        #expect(try await Self.api(mock, "GET", "/api/v1/notifications/nope").status == 404)
+        #expect(try await Self.api(mock, "DELETE", "/api/v1/notifications").status == 204)
+        #expect(try await count("") == 0)
     }
 
     /// What a payload provokes does not decide what a record costs: a thousand findings keep
@@ -87,7 +87,7 @@ import Testing
             H.push(#"{"aps":{"alert":{"loc-key":"K","loc-args":[\#(numbers)]}}}"#),
             H.push(#"{"aps":{"alert":"hi"},"\#(longKey)":"hunter2hunter2"}"#),
         ])
-        let page = Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)
+        let page = Self.object(try await Self.api(mock, "GET", "/api/v1/notifications").body)
         let records = try #require(page["notifications"] as? [[String: Any]])
         try #require(records.count == 2)
         let numeric = try #require(records[1]["findings"] as? [[String: Any]])
@@ -115,7 +115,7 @@ import Testing
         var before: Int?
         var pages = 0
         repeat {
-            let answer = try Self.api(mock, "GET", "/api/v1/notifications" + (before.map { "?before=\($0)" } ?? ""))
+            let answer = try await Self.api(mock, "GET", "/api/v1/notifications" + (before.map { "?before=\($0)" } ?? ""))
             #expect(answer.status == 200)
             #expect(answer.body.utf8.count <= 8 << 20, "a page of \(answer.body.utf8.count) bytes")
             let page = Self.object(answer.body)
@@ -139,7 +139,7 @@ import Testing
             H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-priority", "5")], path: "/3/device/not-hex"),
             H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "sometimes"), ("apns-priority", "5"), ("apns-collapse-id", "group")]),
         ])
-        let list = try #require(Self.object(try Self.api(mock, "GET", "/api/v1/notifications").body)["notifications"] as? [[String: Any]])
+        let list = try #require(Self.object(try await Self.api(mock, "GET", "/api/v1/notifications").body)["notifications"] as? [[String: Any]])
         let badToken = try #require(list.first { $0["reason"] as? String == "BadDeviceToken" }, "\(list)")
         #expect(badToken["pushType"] as? String == "alert" && badToken["priority"] as? Int == 5 && badToken["topic"] as? String == "com.example.app", "\(badToken)")
         let badType = try #require(list.first { $0["reason"] as? String == "InvalidPushType" }, "\(list)")
@@ -151,36 +151,36 @@ import Testing
     @Test func devicesAndFaultsFromTheAPI() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }
-        let registered = try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"\#(H.token)","topic":"com.example.app"}"#)
+        let registered = try await Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"\#(H.token)","topic":"com.example.app"}"#)
         #expect(registered.status == 201 && Self.object(registered.body)["state"] as? String == "active")
-        #expect(try Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"xyz"}"#).status == 400)
+        #expect(try await Self.api(mock, "POST", "/api/v1/devices", body: #"{"token":"xyz"}"#).status == 400)
         for timestamp in ["1e300", "-1", "253402300800000", "\"soon\""] {
-            let refused = try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":\#(timestamp)}"#)
+            let refused = try await Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":\#(timestamp)}"#)
             #expect(refused.status == 400 && refused.body.contains("the year 9999"), "\(timestamp)")
         }
-        #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":1790000000000}"#).status == 200)
+        #expect(try await Self.api(mock, "POST", "/api/v1/devices/\(H.token)/unregister", body: #"{"timestamp":1790000000000}"#).status == 200)
         let dead = try await mock.python([H.push()])
         #expect(dead.answers[0].status == 410 && dead.answers[0].bodyObject?["timestamp"] as? Int == 1_790_000_000_000)
-        #expect(try Self.api(mock, "POST", "/api/v1/devices/\(H.token)/register").status == 200)
+        #expect(try await Self.api(mock, "POST", "/api/v1/devices/\(H.token)/register").status == 200)
 
-        let fault = try Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=500"}"#)
+        let fault = try await Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=500"}"#)
         #expect(fault.status == 201)
         let id = try #require(Self.object(fault.body)["id"] as? Int)
-        let bad = try Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=900"}"#)
+        let bad = try await Self.api(mock, "POST", "/api/v1/faults", body: #"{"rule":"status=900"}"#)
         #expect(bad.status == 400 && bad.body.contains("between 200 and 599"))
         let failing = try await mock.python([H.push()])
         #expect(failing.answers[0].status == 500 && failing.answers[0].reason == "InternalServerError")
-        #expect(try Self.api(mock, "DELETE", "/api/v1/faults/\(id)").status == 204)
+        #expect(try await Self.api(mock, "DELETE", "/api/v1/faults/\(id)").status == 204)
         let working = try await mock.python([H.push(#"{"aps":{"alert":"Hi","badge":3}}"#)])
         #expect(working.answers[0].status == 200)
 
-        let device = Self.object(try Self.api(mock, "GET", "/api/v1/devices/\(H.token)").body)
+        let device = Self.object(try await Self.api(mock, "GET", "/api/v1/devices/\(H.token)").body)
         #expect(device["badge"] as? Int == 3 && device["notificationCount"] as? Int == 1)
         let groups = try #require(device["groups"] as? [[String: Any]])
         let content = (groups.first?["notifications"] as? [[String: Any]])?.first?["content"] as? [String: Any]
         #expect(content?["body"] as? String == "Hi")
-        #expect(try Self.api(mock, "DELETE", "/api/v1/devices/\(H.token)").status == 204)
-        #expect(try Self.api(mock, "GET", "/api/v1/devices/\(H.token)").status == 404)
+        #expect(try await Self.api(mock, "DELETE", "/api/v1/devices/\(H.token)").status == 204)
+        #expect(try await Self.api(mock, "GET", "/api/v1/devices/\(H.token)").status == 404)
     }
 
     @Test func eventStreamOpenAPIAndMetrics() async throws {
@@ -212,15 +212,15 @@ import Testing
         #expect(seen == H.token)
 
         // The OpenAPI document lists every route the API answers.
-        let document = Self.object(try Self.api(mock, "GET", "/api/v1/openapi.json").body)
+        let document = Self.object(try await Self.api(mock, "GET", "/api/v1/openapi.json").body)
         #expect(document["openapi"] as? String == "3.1.0")
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         for (path, operations) in paths where operations["get"] != nil && !path.contains("{") && path != "/api/v1/events" {
-            #expect(try Self.api(mock, "GET", path).status == 200, "\(path)")
+            #expect(try await Self.api(mock, "GET", path).status == 200, "\(path)")
         }
         #expect(paths.count >= 14)
 
-        let metrics = try Self.api(mock, "GET", "/metrics")
+        let metrics = try await Self.api(mock, "GET", "/metrics")
         #expect(metrics.status == 200)
         let accepted = metrics.body.split(separator: "\n").first { $0.hasPrefix("herald_mock_requests_total{") && $0.contains(#"status="200""#) }
         #expect(accepted.map { Int($0.split(separator: " ").last ?? "") ?? 0 } ?? 0 >= 1, "\(metrics.body)")

@@ -125,7 +125,7 @@ import Testing
         let lost = mock.server.connectionEvents().filter { $0.kind == .streamsNotProcessed }
         let counted = lost.compactMap { event in event.detail?.split(separator: " ").first.flatMap { Int($0) } }.reduce(0, +)
         #expect(report.resent > 0 && counted == report.resent, "the mock counted \(counted), the peer sent again \(report.resent): \(lost.prefix(3).map(\.jsonValue))")
-        let metrics = try InspectionAPITests.api(mock, "GET", "/metrics").body
+        let metrics = try await InspectionAPITests.api(mock, "GET", "/metrics").body
         #expect(metrics.contains("herald_mock_streams_not_processed_total \(report.resent)"), "\(metrics.split(separator: "\n").filter { $0.contains("not_processed") })")
     }
 

@@ -20,7 +20,7 @@ import Testing
     /// `[id, apnsId, status]`.
     static func listing(_ apiPort: Int, _ query: String = "") async throws -> (total: Int, records: String) {
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(apiPort)/api/v1/notifications\(query)")!)
-        let values = try ExternalTools.pythonJSON(Array(data), ["d['total']", "[[n['id'], n['apnsId'], n['status']] for n in d['notifications']]"])
+        let values = try await ExternalTools.pythonJSON(Array(data), ["d['total']", "[[n['id'], n['apnsId'], n['status']] for n in d['notifications']]"])
         return (Int(values[0]) ?? -1, values[1])
     }
 
@@ -66,7 +66,7 @@ import Testing
         await second.shutdown()
         #expect(try await Self.listing(apiPort, "?limit=1").records.hasPrefix("[[5,"), "ids continue after the stored ones")
         let (single, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(apiPort)/api/v1/notifications/\(accepted[0])")!)
-        #expect(try ExternalTools.pythonJSON(Array(single), ["d['apnsId']"]) == ["\"\(accepted[0])\""])
+        #expect(try await ExternalTools.pythonJSON(Array(single), ["d['apnsId']"]) == ["\"\(accepted[0])\""])
         // Cleared in the database before it returns (it used to delete in a detached task).
         try await again.clearNotifications()
         #expect(try await Self.listing(apiPort).total == 0)
@@ -79,7 +79,7 @@ import Testing
     @Test func earlierSchemasAreMigratedAndNewerOnesRefused() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("mock.db")
-        _ = try ExternalTools.python(
+        _ = try await ExternalTools.python(
             """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
@@ -96,7 +96,7 @@ import Testing
         let id = try await client.send(ClientHarness.request(to: ClientHarness.tokens(1, salt: 9)[0])).apnsID
         await client.shutdown()
         await harness.stop()
-        let schema = try ExternalTools.python(
+        let schema = try await ExternalTools.python(
             """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
@@ -113,7 +113,7 @@ import Testing
 
             """)
 
-        _ = try ExternalTools.python(
+        _ = try await ExternalTools.python(
             "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 7'); c.commit()", arguments: [path])
         let newer = try MockAPNsServer(configuration: harness.mock.configuration)
         do {
@@ -123,7 +123,7 @@ import Testing
         } catch let error as MockDatabaseError {
             #expect(error.problem == "it was written by a newer Herald (schema 7; this one knows 2)")
         }
-        let version = try ExternalTools.python(
+        let version = try await ExternalTools.python(
             "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])", arguments: [path])
         #expect(String(decoding: version, as: UTF8.self) == "7\n")
     }
@@ -141,7 +141,7 @@ import Testing
         let client = try harness.client()
         for token in ClientHarness.tokens(3, salt: 6) {
             let id = try await client.send(ClientHarness.request(to: token)).apnsID
-            let found = try ExternalTools.python(
+            let found = try await ExternalTools.python(
                 "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM notifications WHERE apns_id = ?', (sys.argv[2],)).fetchone()[0])",
                 arguments: [path, id])
             #expect(String(decoding: found, as: UTF8.self) == "1\n", "\(id) answered before it was stored")

@@ -5,7 +5,7 @@ import Testing
 
 /// Replays the inputs under Tests/Fixtures/fuzz (crashes the fuzzers found, and hand-made edge
 /// cases) through the same checks the fuzzers make.
-@Suite("Fuzz regressions")
+@Suite("Fuzz regressions", .ownThreads)
 struct FuzzRegressionTests {
     static func inputs(_ target: String) -> [String] {
         Fixtures.fuzzInputs(target)
@@ -33,7 +33,7 @@ struct FuzzRegressionTests {
 /// The payload property over generated payloads, written with varied whitespace and escape
 /// spellings, so decoded custom data (kept in the source) is checked against the same data as
 /// values on many shapes, not only the saved inputs.
-@Suite("Payload properties")
+@Suite("Payload properties", .ownThreads)
 struct PayloadPropertyTests {
     @Test("generated payloads keep the payload contract", arguments: 0..<12)
     func generated(seed: Int) throws {

@@ -4,7 +4,7 @@ import HeraldPayload
 import HeraldTestSupport
 import Testing
 
-@Suite("Payload encoding and decoding")
+@Suite("Payload encoding and decoding", .ownThreads)
 struct PayloadCodingTests {
     @Test("the builder writes the seed's Listing 1 byte for byte")
     func builderMatchesListing1() throws {

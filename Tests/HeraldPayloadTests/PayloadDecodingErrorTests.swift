@@ -4,7 +4,7 @@ import HeraldPayload
 import HeraldTestSupport
 import Testing
 
-@Suite("Payload decoding errors")
+@Suite("Payload decoding errors", .ownThreads)
 struct PayloadDecodingErrorTests {
     struct Case: Sendable, CustomStringConvertible {
         var text: String

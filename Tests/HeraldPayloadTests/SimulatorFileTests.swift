@@ -1,9 +1,10 @@
 import Foundation
 import HeraldPayload
 import Testing
+import HeraldTestSupport
 
 /// `.apns` files: the Simulator's keys cut out, everything else as written.
-@Suite struct SimulatorFileTests {
+@Suite(.ownThreads) struct SimulatorFileTests {
     @Test(arguments: [
         // first, middle, last, only, both, with whitespace and nesting
         #"{"Simulator Target Bundle":"com.example.app","aps":{"alert":"Hi"}}"#,

@@ -6,7 +6,7 @@ import Testing
 
 /// The migrator both stores use, on real SQLite files; each file is read afterwards by Python's
 /// `sqlite3`, an independent reader.
-@Suite struct SchemaMigratorTests {
+@Suite(.ownThreads) struct SchemaMigratorTests {
     static let first = SchemaMigrator.Migration(version: 1, statements: ["CREATE TABLE a (x INTEGER)", "INSERT INTO a (x) VALUES (1)"])
     static let second = SchemaMigrator.Migration(version: 2, statements: ["ALTER TABLE a ADD COLUMN y TEXT", "CREATE TABLE b (z TEXT)"])
 
@@ -76,7 +76,7 @@ import Testing
 
 /// ``SQLiteDatabase``: values round-trip as they were bound, transactions commit or roll back
 /// whole.
-@Suite struct SQLiteDatabaseTests {
+@Suite(.ownThreads) struct SQLiteDatabaseTests {
     @Test func everyValueRoundTrips() async throws {
         let directory = try TemporaryDirectory()
         let database = try await SchemaMigratorTests.open(directory)

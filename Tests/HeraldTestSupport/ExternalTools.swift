@@ -116,26 +116,26 @@ public enum ExternalTools {
         return Output(status: process.terminationStatus, stdout: Array(data), stderr: stderr)
     }
 
-    /// ``execute(_:_:stdin:environment:timeout:)`` on a thread of its own, for a program that runs
-    /// while the test goes on: waiting for it on one of Swift's few cooperative threads would
-    /// starve every other test's tasks.
-    public static func executeInBackground(
-        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil, timeout: Duration = defaultTimeout
-    ) async throws -> Output {
+    /// `body` (a blocking call: a child process, a Python oracle) on a thread of its own, awaited.
+    /// Waiting on one of Swift's few cooperative threads would starve every other test's tasks,
+    /// the in-process servers' among them.
+    public static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try execute(executable, arguments, stdin: stdin, environment: environment, timeout: timeout) })
-            }.start()
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
-    /// ``run(_:_:stdin:timeout:)`` on a thread of its own (see ``executeInBackground(_:_:environment:timeout:)``).
+    /// ``execute(_:_:stdin:environment:timeout:)`` on a thread of its own (``onOwnThread(_:)``),
+    /// for a program that runs while the test goes on.
+    public static func executeInBackground(
+        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil, timeout: Duration = defaultTimeout
+    ) async throws -> Output {
+        try await onOwnThread { try execute(executable, arguments, stdin: stdin, environment: environment, timeout: timeout) }
+    }
+
+    /// ``run(_:_:stdin:timeout:)`` on a thread of its own (``onOwnThread(_:)``).
     public static func runInBackground(_ executable: String, _ arguments: [String], stdin: [UInt8] = [], timeout: Duration = defaultTimeout) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try run(executable, arguments, stdin: stdin, timeout: timeout) })
-            }.start()
-        }
+        try await onOwnThread { try run(executable, arguments, stdin: stdin, timeout: timeout) }
     }
 
     /// Runs a program and returns its standard output; throws with its standard error when it
@@ -148,26 +148,28 @@ public enum ExternalTools {
         return result.stdout
     }
 
-    /// Requires Python 3 with `modules` importable; skips (or fails under CI) naming the PyPI
+    /// Requires Python 3 with `modules` installed; skips (or fails under CI) naming the PyPI
     /// `package` otherwise.
     public static func requirePython(modules: String..., package: String) throws {
         let python = try require("python3", package: "python3")
-        let statement = "import " + modules.joined(separator: ", ")
-        // Once per set of modules and test process: dozens of tests start at once, and each
-        // probe (an interpreter importing, say, cryptography) holds one of the few cooperative
-        // threads every test's tasks share.
-        let importable: Bool
-        if let known = pythonProbes.withLock({ $0[statement] }) {
-            importable = known
+        // Once per set of modules and test process, and without importing them: dozens of tests
+        // start at once, and each probe holds the thread it runs on (importing `cryptography`
+        // takes a second on a loaded machine), so the probe only finds the modules.
+        let key = modules.joined(separator: ", ")
+        let installed: Bool
+        if let known = pythonProbes.withLock({ $0[key] }) {
+            installed = known
         } else {
-            importable = try execute(python, ["-c", statement], timeout: .seconds(60)).status == 0
-            pythonProbes.withLock { $0[statement] = importable }
+            let names = modules.map { "'\($0)'" }.joined(separator: ", ")
+            let probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(m) is None for m in [\(names)]))"
+            installed = try execute(python, ["-c", probe], timeout: .seconds(60)).status == 0
+            pythonProbes.withLock { $0[key] = installed }
         }
-        guard !importable else { return }
-        try unavailable("the Python module \(modules.joined(separator: ", ")) is missing: pip install \(package) (.ci/run installs it)")
+        guard !installed else { return }
+        try unavailable("the Python module \(key) is missing: pip install \(package) (.ci/run installs it)")
     }
 
-    /// What each `import` statement probed gave.
+    /// What each set of modules probed gave.
     private static let pythonProbes = Mutex<[String: Bool]>([:])
 
     /// Runs a Python 3 script (given on the command line) with `stdin`, returning its output.
@@ -258,5 +260,33 @@ extension ExternalTools {
     public static func chromium(_ arguments: [String]) async throws -> [UInt8] {
         let browser = try require("chromium", "chromium-browser", "google-chrome", package: "chromium")
         return try await runInBackground(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage"] + arguments)
+    }
+}
+
+/// The same calls from async code, each on a thread of its own (``ExternalTools/onOwnThread(_:)``):
+/// in an async test the compiler picks these, so no test waits for a child process on one of
+/// Swift's few cooperative threads, which every other test's tasks and the in-process servers share.
+extension ExternalTools {
+    /// ``execute(_:_:stdin:environment:timeout:)``, awaited off the cooperative threads.
+    public static func execute(
+        _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
+        timeout: Duration = defaultTimeout
+    ) async throws -> Output {
+        try await executeInBackground(executable, arguments, stdin: stdin, environment: environment, timeout: timeout)
+    }
+
+    /// ``run(_:_:stdin:timeout:)``, awaited off the cooperative threads.
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8] = [], timeout: Duration = defaultTimeout) async throws -> [UInt8] {
+        try await runInBackground(executable, arguments, stdin: stdin, timeout: timeout)
+    }
+
+    /// ``python(_:arguments:stdin:)``, awaited off the cooperative threads.
+    public static func python(_ script: String, arguments: [String] = [], stdin: [UInt8] = []) async throws -> [UInt8] {
+        try await onOwnThread { try python(script, arguments: arguments, stdin: stdin) as [UInt8] }
+    }
+
+    /// ``pythonJSON(_:_:)``, awaited off the cooperative threads.
+    public static func pythonJSON(_ json: [UInt8], _ expressions: [String]) async throws -> [String] {
+        try await onOwnThread { try pythonJSON(json, expressions) as [String] }
     }
 }

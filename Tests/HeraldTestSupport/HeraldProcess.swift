@@ -35,6 +35,13 @@ public enum HeraldProcess {
             Fixtures.heraldBinary, arguments, stdin: stdin ?? [], environment: Self.environment(environment), timeout: timeout)
     }
 
+    /// ``run(_:stdin:environment:timeout:)`` from async code: on a thread of its own.
+    public static func run(
+        _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:], timeout: Duration = ExternalTools.defaultTimeout
+    ) async throws -> Result {
+        try await runInBackground(arguments, stdin: stdin, environment: environment, timeout: timeout)
+    }
+
     /// Starts a server command (`herald mock`, `herald serve`, `herald demo`): read it until a
     /// marker with a deadline, stop it with SIGTERM (``RunningProgram``).
     public static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningProgram {

@@ -38,8 +38,8 @@ protocol DatabaseConnectivity: Sendable {
     func probeConnection() async throws
     /// Whether the database is a server that can be away (PostgreSQL), rather than a file.
     var canBeUnreachable: Bool { get }
-    /// Drops the connections and starts afresh (PostgreSQL's pool otherwise backs off for up to
-    /// a minute after an outage before it connects again).
+    /// Starts afresh with new connections (PostgreSQL's pool otherwise backs off for up to a
+    /// minute after an outage before it connects again); calls already running finish first.
     func reconnect() async
     /// What kind of failure `error` is: an outage (refused, connection, authentication) or a
     /// statement that failed.

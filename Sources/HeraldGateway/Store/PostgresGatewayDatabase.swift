@@ -13,6 +13,8 @@ final class PostgresGatewayDatabase: GatewayDatabase {
     var dialect: GatewaySchema.Dialect { .postgres }
     /// The pool in use and the task running it; replaced by ``reconnect()``.
     private let pool: Mutex<(client: PostgresClient, runner: Task<Void, Never>)>
+    /// The tasks running the pools ``reconnect()`` replaced, and when, until they are closed.
+    private let retired = Mutex<[(runner: Task<Void, Never>, since: ContinuousClock.Instant)]>([])
     private let settings: Settings
     private let poolConfiguration: PostgresClient.Configuration
     private let logger: Logger
@@ -304,14 +306,33 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         }
     }
 
+    /// New calls go to a new pool (at most once per ``replacementInterval``). The old one is
+    /// closed once the calls it is running have had ``retiredPoolGrace``, not at once: a probe
+    /// that found it slow may have met a busy pool, not a broken one, and closing it would cut
+    /// the transactions it runs (a large submission committing, rolled back and answered 503).
     func reconnect() async {
-        let old = pool.withLock { pool in
-            defer { pool = Self.startPool(poolConfiguration, logger: backgroundLogger) }
-            return pool.runner
+        let now = ContinuousClock.now
+        let replaced: Bool = retired.withLock { retired in
+            retired.removeAll { now - $0.since >= Self.retiredPoolGrace } // Their closing tasks cancelled them.
+            if let last = retired.last?.since, now - last < Self.replacementInterval { return false }
+            let old = pool.withLock { pool in
+                defer { pool = Self.startPool(poolConfiguration, logger: backgroundLogger) }
+                return pool.runner
+            }
+            retired.append((old, now))
+            Task {
+                try? await Task.sleep(for: Self.retiredPoolGrace)
+                old.cancel()
+            }
+            return true
         }
-        // Its requests fail now; nobody waits for its connections to close.
-        old.cancel()
+        if replaced { logger.debug("the database's connection pool was replaced") }
     }
+
+    /// How long a replaced pool may go on with the calls it was running.
+    static let retiredPoolGrace: Duration = .seconds(30)
+    /// How often the pool may be replaced: a probe every second cannot pile up pools.
+    static let replacementInterval: Duration = .seconds(5)
 
     func classify(_ error: any Error) -> StoreFailureKind {
         // A connection of the store's own (the probe) says what it met.
@@ -363,6 +384,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     func close() async {
         let runner = pool.withLock { $0.runner }
+        for old in retired.withLock({ $0 }) { old.runner.cancel() }
         runner.cancel()
         _ = await runner.value
     }
