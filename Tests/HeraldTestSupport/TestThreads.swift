@@ -11,9 +11,10 @@ import Testing
 /// cores with the rest through the system's scheduler and never take the shared pool from it.
 /// Their unstructured tasks (`Task {}`) still run on the shared pool.
 public final class TestThreads: TaskExecutor, @unchecked Sendable { // `jobs` is guarded by `condition`.
-    /// The executor the ``Trait/ownThreads`` tests share: a thread per core and one more, as a
-    /// test that waits for a child process uses no core.
-    public static let shared = TestThreads(width: ProcessInfo.processInfo.activeProcessorCount + 1)
+    /// The executor the ``Trait/ownThreads`` tests share: a thread per core and two more, as a
+    /// test that waits for a child process uses no core. A test waits here for a thread, which
+    /// counts against a time limit: a test with one stays on the shared pool.
+    public static let shared = TestThreads(width: ProcessInfo.processInfo.activeProcessorCount + 2)
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []

@@ -33,9 +33,9 @@ protocol DatabaseConnectivity: Sendable {
     /// Answers when the database does (a trivial statement; for PostgreSQL, a new connection
     /// first, so that a server that is back is seen at once).
     func ping() async throws
-    /// Opens a connection of its own and closes it (within two seconds): whether the server is
+    /// Opens a connection of its own and closes it (within `timeout`): whether the server is
     /// there, whatever the pool is doing. SQLite: nothing to check.
-    func probeConnection() async throws
+    func probeConnection(within timeout: Duration) async throws
     /// Whether the database is a server that can be away (PostgreSQL), rather than a file.
     var canBeUnreachable: Bool { get }
     /// Starts afresh with new connections (PostgreSQL's pool otherwise backs off for up to a

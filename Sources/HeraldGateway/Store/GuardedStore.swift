@@ -174,7 +174,7 @@ final class GuardedStore: GatewayStore {
         }
     }
 
-    func probeConnection() async throws { try await base.probeConnection() }
+    func probeConnection(within timeout: Duration) async throws { try await base.probeConnection(within: timeout) }
     func probeWrite() async throws { try await base.probeWrite() }
     var canBeUnreachable: Bool { base.canBeUnreachable }
     func reconnect() async { await base.reconnect() }
@@ -230,6 +230,8 @@ final class DatabaseHealth: Sendable {
 
     /// How long a call may wait before the server is checked with a connection of its own.
     static let suspicion: Duration = .seconds(2)
+    /// The seconds the second connection of a check may take, when the first was not made.
+    static let secondProbe: Int64 = 6
 
     func nextCallID() -> Int {
         state.withLock { state in
@@ -261,9 +263,18 @@ final class DatabaseHealth: Sendable {
         guard check else { return }
         let store = self.store
         do {
-            try await withDeadline(.seconds(3), "a connection to the database") { try await store.probeConnection() }
+            try await withDeadline(.seconds(3), "a connection to the database") { try await store.probeConnection(within: .seconds(2)) }
         } catch {
-            _ = failed(error, in: "a check of a slow call")
+            // A refused connection fails again at once. A connection not made in time may be a
+            // loaded host's (a new session's authentication is work for both sides): a second,
+            // longer try before an outage stops sending.
+            do {
+                try await withDeadline(.seconds(Self.secondProbe + 1), "a connection to the database") {
+                    try await store.probeConnection(within: .seconds(Self.secondProbe))
+                }
+            } catch {
+                _ = failed(error, in: "a check of a slow call")
+            }
         }
         state.withLock { $0.checking = false }
     }

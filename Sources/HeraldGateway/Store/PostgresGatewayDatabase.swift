@@ -285,17 +285,17 @@ final class PostgresGatewayDatabase: GatewayDatabase {
 
     // MARK: Health
 
-    /// A new connection first (refused or not answering: an error within two seconds, whatever
-    /// the pool is doing), then a statement through the pool; a pool still backing off from
-    /// the outage is replaced.
-    func probeConnection() async throws {
-        try await Self.probe(settings, url: description, logger: logger, timeout: .seconds(2))
+    func probeConnection(within timeout: Duration) async throws {
+        try await Self.probe(settings, url: description, logger: logger, timeout: timeout)
     }
 
     var canBeUnreachable: Bool { true }
 
+    /// A new connection first (refused or not answering: an error within two seconds, whatever
+    /// the pool is doing), then a statement through the pool; a pool still backing off from
+    /// the outage is replaced.
     func ping() async throws {
-        try await probeConnection()
+        try await probeConnection(within: .seconds(2))
         do {
             try await withDeadline(.seconds(1), "a statement through the pool") { [client, logger] in
                 _ = try await client.query("SELECT 1", logger: logger).collect()

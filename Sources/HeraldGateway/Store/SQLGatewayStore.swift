@@ -867,7 +867,7 @@ final class SQLGatewayStore: GatewayStore {
     // MARK: Health
 
     func ping() async throws { try await database.ping() }
-    func probeConnection() async throws { try await database.probeConnection() }
+    func probeConnection(within timeout: Duration) async throws { try await database.probeConnection(within: timeout) }
 
     func probeWrite() async throws { try await database.probeWrite() }
     var canBeUnreachable: Bool { database.canBeUnreachable }

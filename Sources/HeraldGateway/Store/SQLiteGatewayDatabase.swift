@@ -104,7 +104,7 @@ final class SQLiteGatewayDatabase: GatewayDatabase {
 
     /// One file, one connection: nothing to start afresh, no server to look for.
     func reconnect() async {}
-    func probeConnection() async throws {}
+    func probeConnection(within timeout: Duration) async throws {}
     var canBeUnreachable: Bool { false }
 
     /// SQLite is a file in this process: a failed statement is never an outage (a call that
