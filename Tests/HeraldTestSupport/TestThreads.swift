@@ -11,10 +11,12 @@ import Testing
 /// cores with the rest through the system's scheduler and never take the shared pool from it.
 /// Their unstructured tasks (`Task {}`) still run on the shared pool.
 public final class TestThreads: TaskExecutor, @unchecked Sendable { // `jobs` is guarded by `condition`.
-    /// The executor the ``Trait/ownThreads`` tests share: a thread per core and two more, as a
-    /// test that waits for a child process uses no core. A test waits here for a thread, which
-    /// counts against a time limit: a test with one stays on the shared pool.
-    public static let shared = TestThreads(width: ProcessInfo.processInfo.activeProcessorCount + 2)
+    /// The executor the ``Trait/ownThreads`` tests share: a thread per core, so that together
+    /// they never want more than the machine's cores (their child processes, a `herald` command
+    /// or a Python oracle, compute while they wait), and the servers' event loops and the shared
+    /// pool keep their share of the processors. A test waits here for a thread, which counts
+    /// against a time limit: a test with one stays on the shared pool.
+    public static let shared = TestThreads(width: ProcessInfo.processInfo.activeProcessorCount)
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []

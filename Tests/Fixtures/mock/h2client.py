@@ -13,7 +13,7 @@ A STEP sends one request on a named connection (opened on first use) and waits f
    "body": "text" | "bodyRepeat": [prefix, fill, total, suffix],
    "jwt": {"key": NAME, "age": seconds, "alg": "ES256", "der": false, "kid": …, "iss": …,
            "iatString": false, "flipSignature": false},
-   "timeout": 5}
+   "timeout": 30}   (seconds to wait for the answer: a loaded machine needs room)
 
 or acts on a connection: {"connection": "a", "action": "close" | "sleep", "seconds": …}, or sends
 several requests at once: {"connection": "a", "parallel": [STEP, …]}.
@@ -238,7 +238,7 @@ def main():
         except (h2.exceptions.TooManyStreamsError, h2.exceptions.ProtocolError) as error:
             results.append({"status": None, "headers": [], "body": "", "error": "client:" + type(error).__name__})
             continue
-        results += connection.wait(streams, step.get("timeout", 5))
+        results += connection.wait(streams, step.get("timeout", 30))
     json.dump({"results": results, "connections": {name: {"settings": c.settings, "goaway": c.goaway, "closed": c.closed}
                                                     for name, c in connections.items()}}, sys.stdout)
 
