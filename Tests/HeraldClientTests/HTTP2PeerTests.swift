@@ -25,7 +25,7 @@ import Testing
             credentials: .token(.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)))
         configuration.plaintext = true
         configuration.maximumConnections = 1
-        configuration.requestTimeout = .seconds(30)
+        configuration.requestTimeout = .seconds(60)  // a pure-Python peer on a loaded machine
         configuration.retry = .init(maximumAttempts: 3, initialBackoff: .milliseconds(10))
         let client = try APNsClient(configuration: configuration)
         let requests = (0..<30).map { number in

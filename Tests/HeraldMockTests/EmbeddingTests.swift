@@ -16,16 +16,27 @@ struct TestHTTP2Client {
     let channel: any Channel
 
     static func connect(port: Int) async throws -> TestHTTP2Client {
-        var pair: (any Channel, NIOHTTP2Handler.AsyncStreamMultiplexer<Void>)?
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port).get()
-        let multiplexer = try await channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(mode: .client) { stream in
-                stream.eventLoop.makeSucceededVoidFuture()
+        // HTTP/2 is set up before the connection is active: set up after it, the server's
+        // SETTINGS could arrive first and be dropped, and NIOHTTP2 then takes the SETTINGS ACK
+        // that follows for a protocol error (GOAWAY, and a request that is never answered).
+        let (channel, multiplexer) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(mode: .client) { stream in
+                        stream.eventLoop.makeSucceededVoidFuture()
+                    }
+                    try channel.pipeline.syncOperations.addHandler(CloseOnError())
+                    return (channel as any Channel, multiplexer)
+                }
             }
-        }.get()
-        pair = (channel, multiplexer)
-        return TestHTTP2Client(multiplexer: pair!.1, channel: pair!.0)
+        return TestHTTP2Client(multiplexer: multiplexer, channel: channel)
+    }
+
+    /// Closes the connection on an error (NIOHTTP2 sends GOAWAY and leaves closing to the
+    /// pipeline): its streams end, and a request waiting for its answer fails instead of hanging.
+    final class CloseOnError: ChannelInboundHandler, Sendable {
+        typealias InboundIn = Any
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
     }
 
     /// Sends one request; returns the status, the headers and the body.

@@ -21,7 +21,7 @@ unanswered. Later connections answer 200 to everything.
 
 Prints "port N" once listening on 127.0.0.1, then one JSON line per event: each request with its
 decoded headers and its body's length and SHA-256, "ping-acked", "settings-acked", "connection",
-and "error" with the reason if the client broke the protocol. Stops after 60 s.
+and "error" with the reason if the client broke the protocol. Stops after 120 s.
 """
 import asyncio
 import hashlib
@@ -179,4 +179,4 @@ async def handle(reader, writer):
     writer.close()
 
 
-serve(handle)
+serve(handle, seconds=120)
