@@ -42,6 +42,9 @@ package struct APIServer: Sendable {
             logger: quiet)
         let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
         let task = Task {
+            // The stream ends with the group, so a server that stops before it runs (without
+            // an error) ends the wait below instead of leaving it waiting for ever.
+            defer { continuation.finish() }
             do {
                 try await group.run()
             } catch {
