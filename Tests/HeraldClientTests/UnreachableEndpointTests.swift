@@ -16,16 +16,45 @@ import Testing
 /// says it once each way, what waits goes out when the endpoint returns, and a refused
 /// connection leaves nothing running behind it.
 @Suite(.serialized) struct UnreachableEndpointTests {
-    /// A port nothing listens on (bound, read and released).
-    static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
+    /// A port nothing listens on and nobody else can take: a TCP socket bound to it and not
+    /// listening (a connection to it is refused), closed by ``release()`` just before the mock
+    /// binds it. A port bound, read and released at once was taken by another test's server
+    /// meanwhile once in a full run: connections then waited instead of being refused.
+    final class ReservedPort: @unchecked Sendable {  // `descriptor` is closed once, by the test
+        let port: Int
+        private var descriptor: Int32
+
+        init() throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ExternalTools.Failure(description: "socket: errno \(errno)") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+                }
+            }
+            guard bound else {
+                close(descriptor)
+                throw ExternalTools.Failure(description: "bind: errno \(errno)")
+            }
+            self.descriptor = descriptor
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        func release() {
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
+
+        deinit { release() }
     }
 
     @Test func attemptsAreCoalescedBackOffAndResumeWhenTheEndpointReturns() async throws {
-        let port = try await Self.freePort()
+        let reserved = try ReservedPort()
+        let port = reserved.port
         let key = ProviderSigningKey.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)
         let metrics = TestMetrics()
         let records = LogRecorder()
@@ -75,7 +104,9 @@ import Testing
         let patient = try APNsClient(configuration: waiting)
         // The mock starts once this client has met the refusal itself (on a loaded machine its
         // first attempt may come late; a first attempt that finds the server up is no return).
-        let early = try await Self.sendWhileDown(patient, tokens: Array(tokens.prefix(20)), configuration: mockConfiguration) {
+        let early = try await Self.sendWhileDown(
+            patient, tokens: Array(tokens.prefix(20)), configuration: mockConfiguration, release: reserved.release
+        ) {
             records.count(.warning, containing: "unreachable") >= 2
         }
         #expect(early.outcomes.allSatisfy { (try? $0.get()) != nil }, "\(early.outcomes.compactMap(\.failure))")
@@ -90,16 +121,18 @@ import Testing
     }
 
     /// Sends to `tokens` while nothing listens, starts the mock once `down` says the client met
-    /// the outage (at least two seconds in), and returns the outcomes and how long after the
+    /// the outage (at least two seconds in; the port `release`d just before), and returns the outcomes and how long after the
     /// mock started the last one came.
     static func sendWhileDown(
-        _ client: APNsClient, tokens: [DeviceToken], configuration: MockConfiguration, down: @escaping @Sendable () -> Bool
+        _ client: APNsClient, tokens: [DeviceToken], configuration: MockConfiguration, release: () -> Void,
+        down: @escaping @Sendable () -> Bool
     ) async throws -> (outcomes: [Result<APNsResponse, APNsClientError>], afterStart: Duration, mock: MockAPNsServer) {
         let mock = try MockAPNsServer(configuration: configuration)
         let sending = Task { await ClientHarness.sendAll(client, to: tokens).map(\.1) }
         try await Task.sleep(for: .seconds(2))
         let deadline = ContinuousClock.now + .seconds(30)
         while !down(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        release()
         try await mock.start()
         let started = ContinuousClock.now
         let outcomes = await sending.value

@@ -61,8 +61,8 @@ public enum ExternalTools {
     /// `executable` and `arguments` run under `setpriv --pdeathsig KILL` (util-linux) when the
     /// machine has it: the child is killed when the thread that started it ends, so a test
     /// process that dies (a crash, a kill, a timeout) leaves no server behind. The starting
-    /// thread must live as long as the child: ``execute(_:_:stdin:environment:timeout:)``
-    /// waits on it, ``RunningProgram`` starts its child from a thread of its own.
+    /// thread must live as long as the child: ``ChildProcess`` starts each child from a thread
+    /// that waits for its end.
     public static func tethered(_ executable: String, _ arguments: [String]) -> (executable: String, arguments: [String]) {
         guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return (executable, arguments)
@@ -72,48 +72,58 @@ public enum ExternalTools {
 
     /// Runs a program to completion, feeding `stdin` and draining both outputs concurrently (so
     /// a large output cannot block it), and kills it after `timeout` (or when this process dies).
+    /// Its pipes are its own (``ChildProcess``): a server another test starts meanwhile cannot
+    /// hold them open. Output still open 5 s after the exit (a grandchild of its own holding
+    /// it) is left unread.
     public static func execute(
         _ executable: String, _ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil,
         timeout: Duration = defaultTimeout
     ) throws -> Output {
-        let process = Process()
         let (command, commandArguments) = tethered(executable, arguments)
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = commandArguments
-        if let environment { process.environment = environment }
-        let output = Pipe(), errors = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        try process.run()
-        final class Box: @unchecked Sendable { // Each field is written by one thread and read after it finishes.
-            var data = Data()
-            var timedOut = false
+        let child = try ChildProcess(command, commandArguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        let input = child.input!
+        Thread {
+            input.write(Data(stdin))
+            try? input.close()
+        }.start()
+        final class Drained: @unchecked Sendable {  // written by the reader before `done` signals
+            var stdout: [UInt8] = [], stderr: [UInt8] = []
+            let done = DispatchSemaphore(value: 0)
+            let exitedAt = Mutex<ContinuousClock.Instant?>(nil)
         }
-        let box = Box()
-        let writer = Thread {
-            input.fileHandleForWriting.write(Data(stdin))
-            try? input.fileHandleForWriting.close()
+        let drained = Drained()
+        let (outputFD, errorsFD) = (child.output!.fileDescriptor, child.errors!.fileDescriptor)
+        Thread {
+            var open: [(fd: Int32, isOutput: Bool)] = [(outputFD, true), (errorsFD, false)]
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while !open.isEmpty {
+                if let exitedAt = drained.exitedAt.withLock({ $0 }), ContinuousClock.now - exitedAt > .seconds(5) { break }
+                var fds = open.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+                guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }
+                for (index, polled) in fds.enumerated().reversed() where polled.revents != 0 {
+                    let count = read(polled.fd, &buffer, buffer.count)
+                    if count > 0 {
+                        if open[index].isOutput { drained.stdout += buffer[..<count] } else { drained.stderr += buffer[..<count] }
+                    } else if count == 0 || errno != EINTR {
+                        open.remove(at: index)
+                    }
+                }
+            }
+            drained.done.signal()
+        }.start()
+        let exited = child.wait(timeout: timeout)
+        if !exited {
+            child.signal(SIGKILL)
+            child.waitUntilExit()
         }
-        writer.start()
-        let errorReader = Thread { box.data = errors.fileHandleForReading.readDataToEndOfFile() }
-        errorReader.start()
-        let pid = process.processIdentifier
-        let deadline = DispatchWorkItem {
-            box.timedOut = true
-            kill(pid, SIGKILL)
-        }
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        deadline.cancel()
-        while !errorReader.isFinished { usleep(1000) }
-        let stderr = String(decoding: box.data, as: UTF8.self)
-        if box.timedOut {
+        drained.exitedAt.withLock { $0 = .now }
+        drained.done.wait()
+        withExtendedLifetime(child) {}
+        let stderr = String(decoding: drained.stderr, as: UTF8.self)
+        if !exited {
             throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout); killed. Standard error: \(stderr)")
         }
-        return Output(status: process.terminationStatus, stdout: Array(data), stderr: stderr)
+        return Output(status: child.terminationStatus, stdout: drained.stdout, stderr: stderr)
     }
 
     /// `body` (a blocking call: a child process, a Python oracle) on a thread of its own, awaited.

@@ -9,49 +9,23 @@ import Synchronization
 /// blocked threads would stall every other test's tasks), and every wait has a deadline even
 /// when the program prints nothing.
 public final class RunningProgram: @unchecked Sendable {  // `process` is used by one test at a time
-    public let process = Process()
+    /// The child (its pipes its own: ``ChildProcess``).
+    public let process: ChildProcess
     private final class Collected: Sendable {
         let state = Mutex<(text: String, ended: Bool)>(("", false))
         func withLock<T>(_ body: (inout (text: String, ended: Bool)) -> T) -> T { state.withLock { body(&$0) } }
     }
     private let collected = Collected()
-    /// The child's standard input, when it was asked for.
-    private let input: Pipe?
 
     /// Starts `executable`; `environment` adds to (or replaces) variables of this process's;
     /// with `input`, its standard input is a pipe ``send(_:)`` writes to.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], input: Bool = false) throws {
         let (command, commandArguments) = ExternalTools.tethered(executable, arguments)
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = commandArguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let pipe = Pipe()
-        self.input = input ? Pipe() : nil
-        if let stdin = self.input { process.standardInput = stdin }
-        process.standardOutput = pipe
-        process.standardError = pipe
-        // Started from a thread that lives as long as the child: the parent-death signal is
-        // tied to the thread that started it, and a pool thread may end while the child runs.
-        final class Start: @unchecked Sendable {  // written by the thread before the signal, read after
-            var failure: (any Error)?
-            let done = DispatchSemaphore(value: 0)
-        }
-        let start = Start()
-        let process = self.process
-        Thread {
-            do {
-                try process.run()
-            } catch {
-                start.failure = error
-            }
-            start.done.signal()
-            if start.failure == nil { process.waitUntilExit() }
-        }.start()
-        start.done.wait()
-        if let failure = start.failure { throw failure }
-        let handle = pipe.fileHandleForReading
+        process = try ChildProcess(
+            command, commandArguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdin: input ? .pipe : .inherit, stdout: .pipe, stderr: .output)
+        let handle = process.output!
         let collected = self.collected
         Thread {
             while true {
@@ -64,11 +38,11 @@ public final class RunningProgram: @unchecked Sendable {  // `process` is used b
         }.start()
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    deinit { process.terminate() }
 
     /// Writes `line` and a newline to the child's standard input (started with `input`).
     public func send(_ line: String) {
-        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+        process.input?.write(Data((line + "\n").utf8))
     }
 
     /// Everything read so far.
