@@ -39,7 +39,7 @@ struct ChildProcessTests {
         let proc = "/proc/\(child.processIdentifier)"
         let descriptors = try FileManager.default.contentsOfDirectory(atPath: proc + "/fd")
         let status = try String(contentsOfFile: proc + "/status", encoding: .utf8)
-        try #require(child.isRunning && status.contains("\nPPid:\t\(getpid())\n"), "not this test's child: \(status.prefix(200))")
+        try #require(child.isRunning && status.contains("\nPPid:\t\(getpid())\n"), "not this test's child (running: \(child.isRunning), status \(child.terminationStatus)): \(status.prefix(200))")
         let inherited = Set(descriptors).subtracting(["0", "1", "2"]).sorted().map { "\($0) → " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: proc + "/fd/" + $0)) ?? "?") }
         #expect(Set(descriptors) == ["0", "1", "2"], "inherited: \(inherited)")
     }
