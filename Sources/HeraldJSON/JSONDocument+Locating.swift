@@ -2,35 +2,47 @@
 /// one walk of the document: a finding's pointer is then read upwards in the depth of the
 /// value, and a value hidden by a later duplicate key (named by no pointer) is known at once.
 package struct PointerIndex {
-    private enum Step {
-        case member(parent: Int, key: JSONDocument.Node)
-        case element(parent: Int, position: Int)
-    }
-
     private let document: JSONDocument
-    private var steps: [Int: Step] = [:]
-    /// Values that a later member with the same key hides.
+    /// By tape index: the container holding the value (-1 for the root and for keys).
+    private var parent: [Int32]
+    /// By tape index: an element's position in its array, or -1 (a member: its key is the entry
+    /// just before it).
+    private var position: [Int32]
+    /// Values that a later member with the same key hides (only objects with a repeated key
+    /// are looked at).
     private var hidden: Set<Int> = []
 
     package init(_ document: JSONDocument) {
         self.document = document
-        var stack = [document.root]
-        while let node = stack.popLast() {
-            switch node.kind {
-            case .object:
-                var lastByKey: [String: Int] = [:]
-                for member in node.members {
-                    steps[member.value.index] = .member(parent: node.index, key: member.keyNode)
-                    if let earlier = lastByKey.updateValue(member.value.index, forKey: member.key) { hidden.insert(earlier) }
-                    stack.append(member.value)
+        let tape = document.tape
+        var parent = [Int32](repeating: -1, count: tape.count)
+        var position = [Int32](repeating: -1, count: tape.count)
+        // The containers open at each entry, innermost last, with the next element's position.
+        var open: [(index: Int32, end: UInt32, isArray: Bool, elements: Int32)] = []
+        for index in tape.indices {
+            while let innermost = open.last, UInt32(index) >= innermost.end { open.removeLast() }
+            let entry = tape[index]
+            guard entry.role == .value else { continue }
+            if let innermost = open.last {
+                parent[index] = innermost.index
+                if innermost.isArray {
+                    position[index] = innermost.elements
+                    open[open.count - 1].elements += 1
                 }
-            case .array:
-                for (position, element) in node.elements.enumerated() {
-                    steps[element.index] = .element(parent: node.index, position: position)
-                    stack.append(element)
-                }
-            default:
-                break
+            }
+            if entry.kind == .object || entry.kind == .array {
+                open.append((Int32(index), entry.next, entry.kind == .array, 0))
+            }
+        }
+        self.parent = parent
+        self.position = position
+        var objects = Set<Int>()
+        for member in document.laterDuplicateMembers() { objects.insert(Int(parent[member.value.index])) }
+        for object in objects {
+            guard let node = document.node(at: object) else { continue }
+            var lastByKey: [String: Int] = [:]
+            for member in node.members {
+                if let earlier = lastByKey.updateValue(member.value.index, forKey: member.key) { hidden.insert(earlier) }
             }
         }
     }
@@ -38,18 +50,17 @@ package struct PointerIndex {
     /// The pointer to the value at `index`, or nil when a later duplicate key hides it (or one of
     /// its containers).
     package func pointer(to index: Int) -> JSONPointer? {
+        guard parent.indices.contains(index) else { return JSONPointer(tokens: []) }
         var tokens: [String] = []
         var current = index
-        while let step = steps[current] {
+        while parent[current] >= 0 {
             if hidden.contains(current) { return nil }
-            switch step {
-            case .member(let parent, let key):
-                tokens.append(key.stringValue ?? "")
-                current = parent
-            case .element(let parent, let position):
-                tokens.append(String(position))
-                current = parent
+            if position[current] >= 0 {
+                tokens.append(String(position[current]))
+            } else {
+                tokens.append(document.keyString(at: current - 1) ?? "")
             }
+            current = Int(parent[current])
         }
         return JSONPointer(tokens: tokens.reversed())
     }
