@@ -140,9 +140,7 @@ enum KeySuggester {
 /// the characters one has beyond the other, either way (an insertion, deletion or substitution
 /// changes one count on each side, a transposition none); folding only lowers the bound.
 struct ScalarBag: Sendable {
-    /// One lane per slot (a key compared is at most ``KeySuggester/Candidates/longestRespelling``
-    /// bytes, so no slot's count wraps).
-    private var counts = SIMD64<UInt8>(repeating: 0)
+    private var counts = InlineArray<64, UInt8>(repeating: 0)
 
     init(_ scalars: [Unicode.Scalar]) {
         for scalar in scalars {
@@ -152,9 +150,11 @@ struct ScalarBag: Sendable {
     }
 
     func lowerBound(to other: ScalarBag) -> Int {
-        let larger = pointwiseMax(counts, other.counts)
-        let surplus = Int(SIMD64<UInt16>(truncatingIfNeeded: larger &- other.counts).wrappedSum())
-        let deficit = Int(SIMD64<UInt16>(truncatingIfNeeded: larger &- counts).wrappedSum())
+        var surplus = 0, deficit = 0
+        for slot in 0..<64 {
+            let difference = Int(counts[slot]) - Int(other.counts[slot])
+            if difference > 0 { surplus += difference } else { deficit -= difference }
+        }
         return max(surplus, deficit)
     }
 }
