@@ -27,8 +27,6 @@ public final class ChildProcess: @unchecked Sendable {  // mutable state is behi
     public enum Stream {
         /// The child inherits this process's descriptor.
         case inherit
-        /// `/dev/null`.
-        case null
         /// A new pipe; the parent keeps the other end (``input``, ``output``, ``errors``).
         case pipe
         /// The same pipe as standard output (for standard error only).
@@ -96,8 +94,6 @@ public final class ChildProcess: @unchecked Sendable {  // mutable state is behi
                 switch stream {
                 case .inherit:
                     break
-                case .null:
-                    posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
                 case .pipe:
                     let pipe = try makePipe()
                     parentEnds.append(target == 0 ? pipe.write : pipe.read)
