@@ -12,7 +12,10 @@ package struct PointerIndex {
     /// are looked at).
     private var hidden: Set<Int> = []
 
-    package init(_ document: JSONDocument) {
+    /// The index of `document`; `hiddenValues` are the values a later duplicate key hides, when
+    /// the caller has them already (``JSONDocument/repeatedKeys(quickProbeBudget:)``; found here
+    /// otherwise). Pointers to them and into them are `nil`.
+    package init(_ document: JSONDocument, hiddenValues: [Int32]? = nil) {
         self.document = document
         let tape = document.tape
         var parent = [Int32](repeating: -1, count: tape.count)
@@ -36,15 +39,7 @@ package struct PointerIndex {
         }
         self.parent = parent
         self.position = position
-        var objects = Set<Int>()
-        for member in document.laterDuplicateMembers() { objects.insert(Int(parent[member.value.index])) }
-        for object in objects {
-            guard let node = document.node(at: object) else { continue }
-            var lastByKey: [String: Int] = [:]
-            for member in node.members {
-                if let earlier = lastByKey.updateValue(member.value.index, forKey: member.key) { hidden.insert(earlier) }
-            }
-        }
+        for value in hiddenValues ?? document.repeatedKeys().hiddenValues { hidden.insert(Int(value)) }
     }
 
     /// The pointer to the value at `index`, or nil when a later duplicate key hides it (or one of

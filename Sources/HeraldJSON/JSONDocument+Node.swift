@@ -78,8 +78,14 @@ extension JSONDocument {
             guard text.utf8.count == range.count else { return false }
             guard range.count > 0 else { return true }
             let source = document.source.baseAddress! + range.lowerBound
-            return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, source, range.count) == 0 }
-                ?? text.utf8.elementsEqual(UnsafeBufferPointer(start: source, count: range.count))
+            // Keys asked about are short: compared in place, with no call to `memcmp`.
+            return text.utf8.withContiguousStorageIfAvailable { utf8 in
+                if utf8.count <= 16 {
+                    for offset in 0..<utf8.count where utf8[offset] != source[offset] { return false }
+                    return true
+                }
+                return memcmp(utf8.baseAddress!, source, range.count) == 0
+            } ?? text.utf8.elementsEqual(UnsafeBufferPointer(start: source, count: range.count))
         }
 
         /// Calls `body` with a string's UTF-8, decoded: the source bytes themselves when the string

@@ -47,6 +47,12 @@ extension JSONDocument {
         Tokens(document: self, range: node.index..<Int(tape[node.index].next))
     }
 
+    /// Every token of a member, its key first, then its value's subtree; see ``tokens(in:)``.
+    @inlinable
+    public func tokens(of member: Member) -> Tokens {
+        Tokens(document: self, range: member.keyNode.index..<Int(tape[member.value.index].next))
+    }
+
     /// The tokens of a subtree; see ``tokens(in:)``. Holds the document, so the tape stays alive.
     /// Each copy iterates on its own.
     public struct Tokens: Sequence, IteratorProtocol {

@@ -37,6 +37,11 @@ struct LintPass {
     /// meaningful.
     var recovered = false
 
+    /// Tape ranges of the values a later duplicate key hides, their contents included: disjoint,
+    /// in order. No reader keeps such a value and no pointer names it, so findings there are
+    /// dropped before they are built or counted (`duplicate-key` reports the repetition).
+    var hiddenRanges: [Range<Int>] = []
+
     /// `aps`, when it is an object.
     var aps: Node?
     /// The value of each Apple-defined `aps` key present (the last, if repeated).
@@ -62,6 +67,12 @@ struct LintPass {
     /// Records a finding; the message is built only if the rule runs and is under its cap
     /// (past it the finding is only counted).
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at target: Target) {
+        if !hiddenRanges.isEmpty {
+            switch target {
+            case .node(let index), .key(let index, _): if isHidden(index) { return }
+            case .header, .syntax: break
+            }
+        }
         guard isActive(rule), hasRoom(rule) else { return }
         perRule?.recorded[rule.ordinal] += 1
         findings.append(Finding(rule: rule, message: message(), target: target))
@@ -83,6 +94,17 @@ struct LintPass {
             return false
         }
         return true
+    }
+
+    /// Whether the value at tape index `index` is hidden by a later duplicate key, or lies in one
+    /// that is.
+    func isHidden(_ index: Int) -> Bool {
+        var low = 0, high = hiddenRanges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if hiddenRanges[middle].lowerBound <= index { low = middle + 1 } else { high = middle }
+        }
+        return low > 0 && hiddenRanges[low - 1].contains(index)
     }
 
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at node: Node) {
@@ -193,7 +215,8 @@ struct LintPass {
                     // pointer; `duplicate-key` already reports the repetition.
                     guard document.resolve(pointer)?.index == node.index else { continue }
                 } else {
-                    if paths == nil { paths = PointerIndex(document) }
+                    // Findings in hidden values were dropped when reported.
+                    if paths == nil { paths = PointerIndex(document, hiddenValues: []) }
                     guard let found = paths!.pointer(to: index) else { continue }
                     pointer = found
                 }

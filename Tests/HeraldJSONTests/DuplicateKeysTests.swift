@@ -33,7 +33,8 @@ struct DuplicateKeysTests {
     }
 
     /// The later duplicates Herald finds in an object of `keys` (each holding its position) are
-    /// those Python's `json` finds, in order.
+    /// those Python's `json` finds, in order; the values they hide (a later member has the same
+    /// key) are those Python's finds, with the quick hash and with SipHash alone.
     private func expectAgreement(_ keys: [String]) throws {
         let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
         let document = try JSONDocument(parsing: Array(text.utf8))
@@ -42,16 +43,25 @@ struct DuplicateKeysTests {
         let python = try ExternalTools.python(
             """
             import json, sys
-            later = []
+            later, hidden = [], []
             def pairs(items):
                 seen = set()
-                for key, value in items:
+                for position, (key, value) in enumerate(items):
                     if key in seen: later.append(value)
                     seen.add(key)
+                    if any(other == key for other, _ in items[position + 1:]): hidden.append(value)
                 return {}
             json.loads(sys.stdin.read(), object_pairs_hook=pairs)
             print(",".join(str(v) for v in later))
+            print(",".join(str(v) for v in sorted(hidden)))
             """, stdin: Array(text.utf8))
-        #expect(herald.joined(separator: ",") == String(decoding: python, as: UTF8.self).trimmingCharacters(in: .newlines), "\(text.prefix(200))")
+        let lines = String(decoding: python, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(herald.joined(separator: ",") == lines[0], "\(text.prefix(200))")
+        for budget in [nil, 0] {
+            let repeated = document.repeatedKeys(quickProbeBudget: budget)
+            let hidden = repeated.hiddenValues.compactMap { document.node(at: Int($0))?.sourceText }.compactMap { Int($0) }.sorted()
+            #expect(hidden.map(String.init).joined(separator: ",") == lines[1], "budget \(String(describing: budget)): \(text.prefix(200))")
+            #expect(repeated.laterKeys.map { document.node(at: Int($0) + 1)?.sourceText ?? "" } == herald)
+        }
     }
 }

@@ -121,6 +121,23 @@ struct FindingsPerRuleTests {
         let both = linter.lint(#"{"aps":{"alert":"Hi",\#(members)},"email":"ann@example.com"}"#)
         #expect(both.diagnostics.contains { $0.rule == .sensitiveEmail })
     }
+
+    /// A key repeated past the cap: the values the repetition hides (no reader keeps them) take
+    /// no room under a rule's cap, so what is said about the value readers keep is listed, once,
+    /// at the last occurrence; nothing is counted as left out.
+    @Test("findings in values a repeated key hides take no room", arguments: [2, 150, 600])
+    func hiddenValuesTakeNoRoomUnderTheCap(repeats: Int) throws {
+        let body = #"{"aps":{"alert":"Hi"},"# + Array(repeating: #""badge":1"#, count: repeats).joined(separator: ",") + "}"
+        let report = Linter().lint(body)
+        let lastKey = try #require(body.utf8.indices.last { body.utf8[$0...].starts(with: #""badge""#.utf8) })
+        let lastOffset = body.utf8.distance(from: body.utf8.startIndex, to: lastKey)
+        let outside = report.diagnostics.filter { $0.rule == .appleKeyOutsideAPS }
+        let repeated = report.diagnostics.filter { $0.rule == .duplicateKey }
+        #expect(outside.count == 1 && outside.first?.location?.offset == lastOffset, "\(outside.map(\.message))")
+        #expect(repeated.count == 1 && repeated.first?.location?.offset == lastOffset, "\(repeated.map(\.message))")
+        #expect(report.unlistedCount == 0)
+        #expect(!report.diagnostics.contains { $0.message.contains("not listed") })
+    }
 }
 
 /// "Did you mean" against a reference: for misspellings of every aps key (one or two random

@@ -82,9 +82,6 @@ extension LintRule {
 }
 
 extension LintPass {
-    /// The top-level key of an MDM push.
-    static let mdmKey = PayloadKey.mdm.description
-
     /// Alert keys with no other common meaning: beside aps they are a misplaced alert key, not
     /// the app's data (`title` and `body` beside aps are often an app's own).
     static let alertOnlyKeys: Set<AlertKey> = [
@@ -94,33 +91,55 @@ extension LintPass {
     /// Push types whose payload must carry `aps` (Apple's “Sending notification requests to APNs”; Apple's “Starting and updating Live Activities with ActivityKit push notifications”; Apple's “Pushing background updates to your App”).
     static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
 
+    /// What a top-level key is, from one look at its bytes: `aps`, `mdm`, an aps or alert key
+    /// by its exact spelling, or possibly a respelling of an aps key.
+    struct TopLevelKey {
+        var isAPS = false
+        var isMDM = false
+        var apsKey: APSKey?
+        var alertKey: AlertKey?
+        var mayBeRespelled = false
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            if bytes.count == 3 {
+                isAPS = bytes[0] == UInt8(ascii: "a") && bytes[1] == UInt8(ascii: "p") && bytes[2] == UInt8(ascii: "s")
+                isMDM = bytes[0] == UInt8(ascii: "m") && bytes[1] == UInt8(ascii: "d") && bytes[2] == UInt8(ascii: "m")
+                if isAPS || isMDM { return }
+            }
+            apsKey = APSKey(utf8: bytes)
+            if apsKey == nil { alertKey = AlertKey(utf8: bytes) }
+            if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
+        }
+    }
+
     mutating func checkForm(_ root: Node) {
         var apsValue: Node?
+        var hasMDMKey = false
+        let checkOutside = isActive(.appleKeyOutsideAPS)
         for member in root.members {
-            let isAPS = member.keyNode.stringEquals("aps")
-            if isAPS {
+            let key = member.keyNode.withUTF8 { TopLevelKey($0) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0))
+            if key.isAPS {
                 apsValue = member.value // the last `aps`, as readers take it
                 continue
             }
+            hasMDMKey = hasMDMKey || key.isMDM
             checkTooling(member)
             if member.value.isNull {
                 report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
             }
-            if isActive(.appleKeyOutsideAPS) {
-                if let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil {
-                    // The app's own data under an Apple name: a value the Apple key could not
-                    // hold, or a Live Activity key on a push that is not a Live Activity.
-                    let fits = Self.expectedKinds(key).kinds.contains(member.value.kind)
-                    let liveActivityElsewhere = key.isLiveActivityKey && pushType.map { $0 != .liveactivity } == true
-                    if fits && !liveActivityElsewhere {
-                        report(.appleKeyOutsideAPS, "\"\(key)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
-                    }
-                } else if let key = member.keyNode.withUTF8({ AlertKey(utf8: $0) }) ?? nil, Self.alertOnlyKeys.contains(key) {
-                    report(.appleKeyOutsideAPS, "\"\(key)\" is an alert key; beside aps the system ignores it: move it into the \"alert\" dictionary inside aps", atKeyOf: member)
-                } else if member.keyNode.withUTF8({ KeySuggester.mayBeRespelled($0) }) == true,
-                          let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
-                    report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
+            guard checkOutside else { continue }
+            if let apsKey = key.apsKey {
+                // The app's own data under an Apple name: a value the Apple key could not
+                // hold, or a Live Activity key on a push that is not a Live Activity.
+                let fits = Self.expectedKinds(apsKey).kinds.contains(member.value.kind)
+                let liveActivityElsewhere = apsKey.isLiveActivityKey && pushType.map { $0 != .liveactivity } == true
+                if fits && !liveActivityElsewhere {
+                    report(.appleKeyOutsideAPS, "\"\(apsKey)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
                 }
+            } else if let alertKey = key.alertKey, Self.alertOnlyKeys.contains(alertKey) {
+                report(.appleKeyOutsideAPS, "\"\(alertKey)\" is an alert key; beside aps the system ignores it: move it into the \"alert\" dictionary inside aps", atKeyOf: member)
+            } else if key.mayBeRespelled, let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
+                report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
             }
         }
         guard let apsValue else {
@@ -137,7 +156,7 @@ extension LintPass {
             report(.apsNotObject, "\"aps\" is \(apsValue.kind); it must be a dictionary", at: apsValue)
             return
         }
-        let isMDM = pushType == .mdm || root.members.contains { $0.keyNode.stringEquals(Self.mdmKey) }
+        let isMDM = pushType == .mdm || hasMDMKey
         // Push types that may do without aps wake their extension or app whatever it holds.
         let needsContent = pushType.map { Self.typesNeedingAPS.contains($0) } ?? true
         if apsValue.count == 0, !isMDM, needsContent {
@@ -145,11 +164,17 @@ extension LintPass {
         }
     }
 
-    /// Reports the later of every pair of equal keys, in every object of the document.
+    /// Reports the later of every pair of equal keys, in every object of the document, and notes
+    /// the values they hide (see ``hiddenRanges``).
     mutating func checkDuplicateKeys(_ document: JSONDocument) {
+        let repeated = document.repeatedKeys()
+        guard !repeated.isEmpty else { return }
+        hiddenRanges = document.hiddenRanges(of: repeated)
         guard isActive(.duplicateKey) else { return }
-        for member in document.laterDuplicateMembers() {
-            report(.duplicateKey, "the key \"\(member.key)\" appears more than once in this object; readers disagree on which value wins", atKeyOf: member)
+        for key in repeated.laterKeys {
+            guard let range = document.keyByteRange(at: Int(key)) else { continue }
+            report(.duplicateKey, "the key \"\(document.keyString(at: Int(key)) ?? "")\" appears more than once in this object; readers disagree on which value wins",
+                   at: .key(value: Int(key) + 1, offset: range.lowerBound))
         }
     }
 }

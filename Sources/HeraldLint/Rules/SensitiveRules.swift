@@ -39,12 +39,16 @@ extension LintPass {
             card: isActive(.sensitiveCardNumber), email: isActive(.sensitiveEmail),
             token: isActive(.sensitiveToken), keyName: isActive(.sensitiveKeyName))
         guard active.any else { return }
-        for member in root.members where !member.keyNode.stringEquals("aps") {
-            if active.keyName, member.keyNode.withUTF8({ SensitiveData.sensitiveKeyName($0) }) == true {
-                reportKeyName(member.key, value: member.value.index, kind: member.value.kind)
+        // One scan over every custom member, its key included: a top-level key named like a
+        // secret is found as a nested one is, and the scan's state is set up once per payload.
+        let document = root.document
+        var scan = SensitiveScan(active: active)
+        document.withUnsafeBytes { source in
+            for member in root.members where !member.keyNode.stringEquals("aps") {
+                for token in document.tokens(of: member) { scan.examine(token, in: document, source) }
             }
-            scanSensitive(member.value, active)
         }
+        report(scan)
     }
 
     struct SensitiveChecks {
@@ -55,30 +59,9 @@ extension LintPass {
         var any: Bool { card || email || token || keyName }
     }
 
-    /// One flat pass over a custom value's keys, strings and numbers.
-    mutating func scanSensitive(_ value: Node, _ active: SensitiveChecks) {
-        let document = value.document
-        var scan = SensitiveScan(active: active)
-        document.withUnsafeBytes { source in
-            for token in document.tokens(in: value) {
-                switch token.kind {
-                case .string:
-                    if token.hasEscapes {
-                        guard var decoded = document.node(at: token.index)?.stringValue ?? document.keyString(at: token.index) else { continue }
-                        decoded.withUTF8 { scan.examine(token, UnsafeRawBufferPointer($0)) }
-                    } else {
-                        scan.examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
-                    }
-                case .number:
-                    guard active.card, token.byteRange.count >= 13 else { continue }
-                    if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
-                        scan.found.append((.sensitiveCardNumber, card, token.index))
-                    }
-                default:
-                    continue
-                }
-            }
-        }
+    /// Reports what a scan found: the keys named like secrets, then the values.
+    mutating func report(_ scan: SensitiveScan) {
+        guard let document else { return }
         for value in scan.sensitiveKeyValues {
             guard let node = document.node(at: value) else { continue }
             reportKeyName(document.keyString(at: value - 1) ?? "", value: value, kind: node.kind)
@@ -122,6 +105,27 @@ struct SensitiveScan {
 
     init(active: LintPass.SensitiveChecks) {
         self.active = active
+    }
+
+    /// Examines one token of `document` (whose bytes are `source`): a key's name, a string's
+    /// text, a long number's digits.
+    mutating func examine(_ token: JSONDocument.Token, in document: JSONDocument, _ source: UnsafeRawBufferPointer) {
+        switch token.kind {
+        case .string:
+            if token.hasEscapes {
+                guard var decoded = document.node(at: token.index)?.stringValue ?? document.keyString(at: token.index) else { return }
+                decoded.withUTF8 { examine(token, UnsafeRawBufferPointer($0)) }
+            } else {
+                examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
+            }
+        case .number:
+            guard active.card, token.byteRange.count >= 13 else { return }
+            if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
+                found.append((.sensitiveCardNumber, card, token.index))
+            }
+        default:
+            return
+        }
     }
 
     mutating func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer) {
