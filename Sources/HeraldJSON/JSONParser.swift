@@ -54,19 +54,31 @@ public struct JSONParser: Sendable {
 
     /// ``parseRecovering(_:)-([UInt8])`` over borrowed bytes (the document keeps its own copy).
     public func parseRecovering(_ bytes: UnsafeRawBufferPointer) -> (document: JSONDocument?, errors: [JSONParseError]) {
+        let result = parseRecovering(bytes, describingAtMost: .max)
+        return (result.document, result.errors)
+    }
+
+    /// ``parseRecovering(_:)-(UnsafeRawBufferPointer)`` describing at most `limit` of the
+    /// errors recovered from; `undescribed` counts the others (the error that ends the pass, if
+    /// any, is always described, last).
+    package func parseRecovering(
+        _ bytes: UnsafeRawBufferPointer, describingAtMost limit: Int
+    ) -> (document: JSONDocument?, errors: [JSONParseError], undescribed: Int) {
         if bytes.count > options.maximumInputSize {
             return (nil, [JSONParseError(
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
-                location: SourceLocation(offset: 0, line: 1, column: 1))])
+                location: SourceLocation(offset: 0, line: 1, column: 1))], 0)
         }
         var scanner = Scanner(buffer: bytes.assumingMemoryBound(to: UInt8.self), maximumDepth: options.maximumDepth)
         scanner.recovering = true
+        scanner.describedLimit = limit
         do throws(JSONParseError) {
             try scanner.parseDocument()
             let recovered = scanner.recovered
-            return (JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: false), recovered)
+            let undescribed = scanner.undescribed
+            return (JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: false), recovered, undescribed)
         } catch {
-            return (nil, scanner.recovered + [error])
+            return (nil, scanner.recovered + [error], scanner.undescribed)
         }
     }
 
@@ -106,6 +118,11 @@ private struct Scanner: ~Copyable {
     /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
     var recovering = false
     var recovered: [JSONParseError] = []
+    /// How many recovered errors are described (located and worded); past it they are only
+    /// counted in ``undescribed``, so a body of a thousand mistakes costs a reader who lists a
+    /// hundred no more than the hundred.
+    var describedLimit = Int.max
+    var undescribed = 0
     /// The offset of the last comma between members or elements: a trailing comma is reported
     /// there, where the fix is.
     var lastComma = 0
@@ -174,9 +191,8 @@ private struct Scanner: ~Copyable {
         case UInt8(ascii: "n"): try parseLiteral("null", kind: .null, flag: false, role: role)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(role: role)
         default:
-            let error = unexpected(expected: "a JSON value")
-            guard recovering, typographicQuoteLength(at: position) > 0 else { throw error }
-            recovered.append(error)
+            guard recovering, typographicQuoteLength(at: position) > 0 else { throw unexpected(expected: "a JSON value") }
+            recover { $0.unexpected(expected: "a JSON value") }
             try parseTypographicString(role: role)
         }
     }
@@ -255,15 +271,14 @@ private struct Scanner: ~Copyable {
                 try parseString(role: .key)
             } else {
                 if count > 0, buffer[position] == UInt8(ascii: "}") {
-                    let error = error(.trailingComma(closing: "}"), at: lastComma)
-                    guard recovering else { throw error }
-                    recovered.append(error)
+                    guard recovering else { throw error(.trailingComma(closing: "}"), at: lastComma) }
+                    recover { $0.error(.trailingComma(closing: "}"), at: $0.lastComma) }
                     closeContainer(at: index, count: count)
                     return
                 }
-                let error = unexpected(expected: count == 0 ? "a string key or '}'" : "a string key")
-                guard recovering, typographicQuoteLength(at: position) > 0 else { throw error }
-                recovered.append(error)
+                let expected = count == 0 ? "a string key or '}'" : "a string key"
+                guard recovering, typographicQuoteLength(at: position) > 0 else { throw unexpected(expected: expected) }
+                recover { $0.unexpected(expected: expected) }
                 try parseTypographicString(role: .key)
             }
             skipWhitespace()
@@ -292,9 +307,8 @@ private struct Scanner: ~Copyable {
             case quote,
                  0xE2 where typographicQuoteLength(at: position) > 0:
                 // The next key follows without a comma (perhaps opened with a typographic quote).
-                let error = unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?")
-                guard recovering else { throw error }
-                recovered.append(error)
+                guard recovering else { throw unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?") }
+                recover { $0.unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?") }
             default:
                 throw unexpected(expected: "',' or '}' after an object member")
             }
@@ -313,9 +327,8 @@ private struct Scanner: ~Copyable {
         }
         while true {
             if position < buffer.count, buffer[position] == UInt8(ascii: "]"), count > 0 {
-                let error = error(.trailingComma(closing: "]"), at: lastComma)
-                guard recovering else { throw error }
-                recovered.append(error)
+                guard recovering else { throw error(.trailingComma(closing: "]"), at: lastComma) }
+                recover { $0.error(.trailingComma(closing: "]"), at: $0.lastComma) }
                 closeContainer(at: index, count: count)
                 return
             }
@@ -336,9 +349,8 @@ private struct Scanner: ~Copyable {
             case quote, UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 // The next element follows without a comma.
-                let error = unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?")
-                guard recovering else { throw error }
-                recovered.append(error)
+                guard recovering else { throw unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?") }
+                recover { $0.unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?") }
             default:
                 throw unexpected(expected: "',' or ']' after an array element")
             }
@@ -559,6 +571,15 @@ private struct Scanner: ~Copyable {
 
     mutating func locate(_ offset: Int) -> SourceLocation {
         cursor.location(ofOffset: offset, in: buffer)
+    }
+
+    /// Records an error recovered from: `describe` builds it while under ``describedLimit``.
+    mutating func recover(_ describe: (inout Scanner) -> JSONParseError) {
+        guard recovered.count < describedLimit else {
+            undescribed += 1
+            return
+        }
+        recovered.append(describe(&self))
     }
 
     mutating func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {

@@ -11,20 +11,25 @@ enum KeySuggester {
     struct Candidates: Sendable {
         let names: [String]
         let normalized: [String]
-        /// Each normalized form's scalars, and the edits it allows (one for names under six
+        /// Each normalized form's characters, as bytes (every candidate is ASCII) and as scalars
+        /// (for keys that are not); their counts; the edits each allows (one for names under six
         /// characters, two from six): computed once, not per key compared.
-        let forms: [(scalars: [Unicode.Scalar], bag: ScalarBag, allowed: Int)]
+        let bytes: [[UInt8]]
+        let scalars: [[Unicode.Scalar]]
+        let bags: [ScalarBag]
+        let allowed: [Int]
         /// Longer keys cannot be a respelling of any name (separators and case at most double a
         /// name, and two edits add two characters): they are not compared, whatever their size.
         let longestRespelling: Int
 
         init(_ names: [String]) {
+            precondition(names.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }, "key names are ASCII")
             self.names = names
             self.normalized = names.map(KeySuggester.normalize)
-            forms = zip(names, normalized).map { name, form in
-                let scalars = Array(form.unicodeScalars)
-                return (scalars, ScalarBag(scalars), name.count >= 6 ? 2 : 1)
-            }
+            bytes = normalized.map { Array($0.utf8) }
+            scalars = normalized.map { Array($0.unicodeScalars) }
+            bags = bytes.map(ScalarBag.init)
+            allowed = names.map { $0.count >= 6 ? 2 : 1 }
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
         }
     }
@@ -55,22 +60,57 @@ enum KeySuggester {
         return candidates.names[index]
     }
 
+    /// A key normalized once, to be compared with several sets of candidates.
+    struct Query {
+        let utf8Count: Int
+        /// ASCII keys (nearly all) are compared as bytes, with no String made.
+        let bytes: [UInt8]?
+        let scalars: [Unicode.Scalar]
+
+        init(_ key: String) {
+            utf8Count = key.utf8.count
+            if key.utf8.allSatisfy({ $0 < 0x80 }) {
+                bytes = KeySuggester.normalizedASCII(key)
+                scalars = []
+            } else {
+                bytes = nil
+                scalars = Array(KeySuggester.normalize(key).unicodeScalars)
+            }
+        }
+    }
+
     /// The best candidate for `key`, or `nil`. Candidates whose length is out of reach are
-    /// skipped before any comparison, and the comparisons share their rows.
+    /// skipped before any comparison, most others by counting characters, and the comparisons
+    /// share their rows.
     static func suggestion(for key: String, among candidates: Candidates) -> String? {
         guard key.utf8.count <= candidates.longestRespelling else { return nil }
-        let normalized = normalize(key)
-        if let exact = candidates.normalized.firstIndex(of: normalized) { return candidates.names[exact] }
-        let scalars = Array(normalized.unicodeScalars)
+        return suggestion(for: Query(key), among: candidates)
+    }
+
+    /// The best candidate for a key already normalized.
+    static func suggestion(for query: Query, among candidates: Candidates) -> String? {
+        guard query.utf8Count <= candidates.longestRespelling else { return nil }
+        if let bytes = query.bytes { return best(bytes, among: candidates, forms: candidates.bytes) }
+        return best(query.scalars, among: candidates, forms: candidates.scalars)
+    }
+
+    /// The candidate nearest `normalized` within its allowance (the first on a tie), comparing
+    /// `normalized` with each candidate's form in `forms`.
+    private static func best<Element: Equatable & ScalarBag.Countable>(
+        _ normalized: [Element], among candidates: Candidates, forms: [[Element]]
+    ) -> String? {
+        if let exact = forms.firstIndex(of: normalized) { return candidates.names[exact] }
         var rows = EditRows()
         var best: (index: Int, distance: Int)?
-        let bag = ScalarBag(scalars)
-        for (index, form) in candidates.forms.enumerated() where abs(form.scalars.count - scalars.count) <= form.allowed {
-            // Characters one has and the other lacks each cost an edit at least: most pairs are
-            // told apart by counting, before the distance's table.
-            guard bag.lowerBound(to: form.bag) <= form.allowed else { continue }
-            let distance = rows.distance(scalars, form.scalars, limit: form.allowed)
-            if distance <= form.allowed, distance < best?.distance ?? Int.max {
+        let bag = ScalarBag(normalized)
+        for index in forms.indices {
+            let allowed = candidates.allowed[index]
+            guard abs(forms[index].count - normalized.count) <= allowed,
+                  // Characters one has and the other lacks each cost an edit at least: most
+                  // pairs are told apart by counting, before the distance's table.
+                  bag.isWithin(allowed, of: candidates.bags[index]) else { continue }
+            let distance = rows.distance(normalized, forms[index], limit: allowed)
+            if distance <= allowed, distance < best?.distance ?? Int.max {
                 best = (index, distance)
             }
         }
@@ -107,25 +147,35 @@ enum KeySuggester {
 
     /// The same for ASCII keys, on bytes (no Unicode property lookups).
     static func normalizeASCII(_ key: String) -> String {
-        var result: [UInt8] = []
-        result.reserveCapacity(key.utf8.count + 4)
-        var previousWasLower = false
-        for byte in key.utf8 {
-            switch byte {
-            case UInt8(ascii: "_"), UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "."):
-                if let last = result.last, last != UInt8(ascii: "-") { result.append(UInt8(ascii: "-")) }
-                previousWasLower = false
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                if previousWasLower, result.last != UInt8(ascii: "-") { result.append(UInt8(ascii: "-")) }
-                result.append(byte | 0x20)
-                previousWasLower = false
-            default:
-                result.append(byte)
-                previousWasLower = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        String(decoding: normalizedASCII(key), as: UTF8.self)
+    }
+
+    /// The normalized form of an ASCII key, as bytes: one allocation, no appends (a dash can
+    /// come before each byte at most).
+    static func normalizedASCII(_ key: String) -> [UInt8] {
+        let dash = UInt8(ascii: "-")
+        return [UInt8](unsafeUninitializedCapacity: 2 * key.utf8.count) { buffer, count in
+            var length = 0
+            var previousWasLower = false
+            for byte in key.utf8 {
+                switch byte {
+                case UInt8(ascii: "_"), UInt8(ascii: " "), dash, UInt8(ascii: "."):
+                    if length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
+                    previousWasLower = false
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    if previousWasLower, length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
+                    buffer[length] = byte | 0x20
+                    length += 1
+                    previousWasLower = false
+                default:
+                    buffer[length] = byte
+                    length += 1
+                    previousWasLower = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                }
             }
+            while length > 0, buffer[length - 1] == dash { length -= 1 }
+            count = length
         }
-        while result.last == UInt8(ascii: "-") { result.removeLast() }
-        return String(decoding: result, as: UTF8.self)
     }
 
     /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`.
@@ -140,23 +190,49 @@ enum KeySuggester {
 /// the characters one has beyond the other, either way (an insertion, deletion or substitution
 /// changes one count on each side, a transposition none); folding only lowers the bound.
 struct ScalarBag: Sendable {
-    private var counts = InlineArray<64, UInt8>(repeating: 0)
+    /// A character as the bag folds it.
+    protocol Countable { var slot: Int { get } }
 
-    init(_ scalars: [Unicode.Scalar]) {
-        for scalar in scalars {
-            let slot = Int(scalar.value & 63)
+    private var counts = InlineArray<64, UInt8>(repeating: 0)
+    /// The slots with a count: the characters present.
+    private var present: UInt64 = 0
+
+    init<Characters: Sequence>(_ characters: Characters) where Characters.Element: Countable {
+        for character in characters {
+            let slot = character.slot
             counts[slot] = counts[slot] &+ 1
+            present |= 1 << UInt64(slot)
         }
     }
 
+    /// Whether the lower bound of the distance to `other` is at most `limit`.
+    func isWithin(_ limit: Int, of other: ScalarBag) -> Bool {
+        // First the characters present on one side only, each an edit at least: one word each
+        // way, enough to tell most pairs apart.
+        guard (present & ~other.present).nonzeroBitCount <= limit, (other.present & ~present).nonzeroBitCount <= limit else { return false }
+        return lowerBound(to: other) <= limit
+    }
+
+    /// The larger of the characters one has beyond the other, either way.
     func lowerBound(to other: ScalarBag) -> Int {
         var surplus = 0, deficit = 0
-        for slot in 0..<64 {
+        var slots = present | other.present
+        while slots != 0 {
+            let slot = slots.trailingZeroBitCount
+            slots &= slots - 1
             let difference = Int(counts[slot]) - Int(other.counts[slot])
             if difference > 0 { surplus += difference } else { deficit -= difference }
         }
         return max(surplus, deficit)
     }
+}
+
+extension UInt8: ScalarBag.Countable {
+    var slot: Int { Int(self & 63) }
+}
+
+extension Unicode.Scalar: ScalarBag.Countable {
+    var slot: Int { Int(value & 63) }
 }
 
 /// The three rows of an optimal-string-alignment distance, kept across comparisons.
@@ -166,7 +242,7 @@ struct EditRows {
     private var current: [Int] = []
 
     /// The distance between `a` and `b`, or `limit + 1` once it is certainly past `limit`.
-    mutating func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int {
+    mutating func distance<Element: Equatable>(_ a: [Element], _ b: [Element], limit: Int) -> Int {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         let width = b.count + 1

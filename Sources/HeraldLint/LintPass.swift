@@ -128,9 +128,15 @@ struct LintPass {
         do {
             document = try parser.parse(bytes)
         } catch {
-            let (recoveredDocument, errors) = parser.parseRecovering(bytes)
+            // Errors past the rule's cap are counted, not located or worded.
+            let (recoveredDocument, errors, undescribed) = parser.parseRecovering(bytes, describingAtMost: settings.maximumFindingsPerRule)
             for error in errors {
                 report(.invalidJSON, "the body is not JSON: \(error.message)", at: .syntax(error.location))
+            }
+            if isActive(.invalidJSON) {
+                for _ in 0..<undescribed where hasRoom(.invalidJSON) {
+                    assertionFailure("an undescribed error fits under the cap")
+                }
             }
             guard let recoveredDocument else { return }
             document = recoveredDocument

@@ -111,10 +111,10 @@ public enum APNsHeader {
     /// `apns_priority` written into a payload by mistake; `nil` for other names.
     public static func requestHeader(named name: String) -> String? {
         // Most keys are not: the first five bytes tell, before any string is made.
-        let head = Array(name.utf8.prefix(5))
-        guard head.count == 5, head[0] | 0x20 == UInt8(ascii: "a"), head[1] | 0x20 == UInt8(ascii: "p"),
-              head[2] | 0x20 == UInt8(ascii: "n"), head[3] | 0x20 == UInt8(ascii: "s"),
-              head[4] == UInt8(ascii: "-") || head[4] == UInt8(ascii: "_") else { return nil }
+        var head = name.utf8.makeIterator()
+        guard head.next().map({ $0 | 0x20 == UInt8(ascii: "a") }) == true, head.next().map({ $0 | 0x20 == UInt8(ascii: "p") }) == true,
+              head.next().map({ $0 | 0x20 == UInt8(ascii: "n") }) == true, head.next().map({ $0 | 0x20 == UInt8(ascii: "s") }) == true,
+              head.next().map({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) == true else { return nil }
         let normalized = String(name.lowercased().map { $0 == "_" ? "-" : $0 })
         guard normalized.hasPrefix("apns-") else { return nil }
         return deviceRequestHeaders.first { $0 == normalized }

@@ -262,6 +262,29 @@ struct RecoveringParseTests {
         #expect(throws: JSONParseError.self) { try JSONDocument(parsing: text) }
     }
 
+    /// Past a limit, errors are counted and not described: those described are the first of the
+    /// unlimited pass, word for word and place for place, and the document is the same. Every
+    /// kind of recovered mistake is in the text, with a fatal one at the end in the second case.
+    @Test("errors past a limit are counted, the first ones unchanged", arguments: [false, true])
+    func describedErrorsStopAtALimit(fatalEnding: Bool) throws {
+        let mistakes = (0..<60).map { index in
+            [#""k\#(index)":1 "#, #""a\#(index)":[1 2,],"#, "“t\(index)”:“x”,", #""b\#(index)":[1,],"#][index % 4]
+        }
+        let text = "{" + mistakes.joined() + #""end":true"# + (fatalEnding ? " : 2}" : "}")
+        let everything = text.utf8.withContiguousStorageIfAvailable { JSONParser().parseRecovering(UnsafeRawBufferPointer($0), describingAtMost: .max) }!
+        #expect(everything.undescribed == 0 && everything.errors.count > 60)
+        for limit in [0, 1, 17, everything.errors.count] {
+            let limited = text.utf8.withContiguousStorageIfAvailable { JSONParser().parseRecovering(UnsafeRawBufferPointer($0), describingAtMost: limit) }!
+            let described = fatalEnding ? limited.errors.dropLast() : limited.errors[...]
+            let expected = (fatalEnding ? everything.errors.dropLast() : everything.errors[...]).prefix(limit)
+            #expect(described.map(\.message) == expected.map(\.message))
+            #expect(described.map(\.location) == expected.map(\.location))
+            #expect(limited.errors.count + limited.undescribed == everything.errors.count)
+            if fatalEnding { #expect(limited.errors.last?.message == everything.errors.last?.message && limited.document == nil) }
+            #expect(limited.document?.root.value == everything.document?.root.value)
+        }
+    }
+
     @Test("an unrecoverable error gives no document")
     func unrecoverable() {
         let (document, errors) = JSONParser().parseRecovering(Array("{\"a\":1 : 2}".utf8))

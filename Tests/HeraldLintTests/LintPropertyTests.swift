@@ -122,6 +122,25 @@ struct FindingsPerRuleTests {
         #expect(both.diagnostics.contains { $0.rule == .sensitiveEmail })
     }
 
+    /// A body of many missing commas: the parser describes as many errors as the cap lists and
+    /// counts the rest, so the report lists the first `cap` errors, in order, and one finding
+    /// that counts the others.
+    @Test("syntax errors past the cap are counted", arguments: [(300, 100), (40, 10), (10, 100)])
+    func syntaxErrorsPastTheCapAreCounted(members: Int, cap: Int) throws {
+        let body = #"{"aps":{"alert":"Hi"} "# + (0..<members).map { #""k\#($0)":1"# }.joined(separator: " ") + "}"
+        let report = Linter(configuration: LintConfiguration(maximumFindingsPerRule: cap)).lint(body)
+        let syntax = report.diagnostics.filter { $0.rule == .invalidJSON }
+        let listed = syntax.filter { !$0.message.contains("not listed") }
+        #expect(listed.count == min(members, cap))
+        // Each listed error is at the key whose comma is missing, in order.
+        let keyOffsets = (0..<members).map { index in
+            body.utf8.distance(from: body.utf8.startIndex, to: body.range(of: #""k\#(index)":"#)!.lowerBound.samePosition(in: body.utf8)!)
+        }
+        #expect(listed.map { $0.location?.offset } == keyOffsets.prefix(min(members, cap)).map { $0 })
+        #expect(report.unlistedCount == max(0, members - cap))
+        #expect(syntax.contains { $0.message.contains("and \(members - cap) more finding") } == (members > cap))
+    }
+
     /// A key repeated past the cap: the values the repetition hides (no reader keeps them) take
     /// no room under a rule's cap, so what is said about the value readers keep is listed, once,
     /// at the last occurrence; nothing is counted as left out.

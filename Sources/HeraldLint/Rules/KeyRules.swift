@@ -328,9 +328,10 @@ extension LintPass {
             report(rule, "\"\(key)\" is an HTTP/2 request header, not a payload key: send it as the \(header) header, not in the JSON", atKeyOf: member)
             return
         }
-        if let suggestion = KeySuggester.suggestion(for: key, among: candidates) {
+        let query = KeySuggester.Query(key)
+        if let suggestion = KeySuggester.suggestion(for: query, among: candidates) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", atKeyOf: member)
-        } else if let others, let elsewhere = KeySuggester.suggestion(for: key, among: others) {
+        } else if let others, let elsewhere = KeySuggester.suggestion(for: query, among: others) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
         } else if rule == .unknownAPSKey {
             report(rule, "\"\(key)\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps", atKeyOf: member)
