@@ -42,6 +42,9 @@ struct LintPass {
     /// dropped before they are built or counted (`duplicate-key` reports the repetition).
     var hiddenRanges: [Range<Int>] = []
 
+    /// The tape index of every top-level `aps` key (one, unless it repeats).
+    var apsKeyIndices: [Int] = []
+
     /// `aps`, when it is an object.
     var aps: Node?
     /// The value of each Apple-defined `aps` key present (the last, if repeated).
@@ -150,8 +153,7 @@ struct LintPass {
             return
         }
         checkDuplicateKeys(document)
-        indexPayload(root)
-        checkForm(root)
+        checkForm(root) // indexes aps too
         if let aps {
             checkKeys(aps)
             checkSilent()
@@ -163,13 +165,12 @@ struct LintPass {
         checkSensitiveData(root)
     }
 
-    /// Finds `aps`, the Apple keys inside it and the `alert` dictionary. Where a key repeats, the
-    /// last one is analysed: it is what JSON Pointers name and what most readers keep
-    /// (`duplicate-key` reports the repetition).
-    mutating func indexPayload(_ root: Node) {
-        for member in root.members where member.keyNode.stringEquals("aps") {
-            aps = member.value.kind == .object ? member.value : nil
-        }
+    /// Indexes `aps` (the value of the last `aps` key, as the form check finds it), the Apple
+    /// keys inside it and the `alert` dictionary. Where a key repeats, the last one is analysed:
+    /// it is what JSON Pointers name and what most readers keep (`duplicate-key` reports the
+    /// repetition).
+    mutating func indexPayload(lastAPS: Node?) {
+        aps = lastAPS?.kind == .object ? lastAPS : nil
         guard let aps else { return }
         apsValues.index(aps)
         if let alertValue = apsValues[.alert], alertValue.kind == .object {

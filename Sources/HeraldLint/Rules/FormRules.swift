@@ -92,15 +92,19 @@ extension LintPass {
     static let typesNeedingAPS: Set<PushType> = [.alert, .background, .liveactivity, .widgets, .controls]
 
     /// What a top-level key is, from one look at its bytes: `aps`, `mdm`, an aps or alert key
-    /// by its exact spelling, or possibly a respelling of an aps key.
+    /// by its exact spelling, possibly a respelling of an aps key, or a key of Apple's tools.
     struct TopLevelKey {
         var isAPS = false
         var isMDM = false
         var apsKey: APSKey?
         var alertKey: AlertKey?
         var mayBeRespelled = false
+        var isSimulatorTargetBundle = false
+        var isWatchKitSimulatorActions = false
 
         init(_ bytes: UnsafeRawBufferPointer) {
+            isSimulatorTargetBundle = Self.equal(bytes, PayloadKey.simulatorTargetBundle)
+            isWatchKitSimulatorActions = Self.equal(bytes, PayloadKey.watchKitSimulatorActions)
             if bytes.count == 3 {
                 isAPS = bytes[0] == UInt8(ascii: "a") && bytes[1] == UInt8(ascii: "p") && bytes[2] == UInt8(ascii: "s")
                 isMDM = bytes[0] == UInt8(ascii: "m") && bytes[1] == UInt8(ascii: "d") && bytes[2] == UInt8(ascii: "m")
@@ -109,6 +113,10 @@ extension LintPass {
             apsKey = APSKey(utf8: bytes)
             if apsKey == nil { alertKey = AlertKey(utf8: bytes) }
             if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
+        }
+
+        private static func equal(_ bytes: UnsafeRawBufferPointer, _ spelling: StaticString) -> Bool {
+            bytes.count == spelling.utf8CodeUnitCount && bytes.elementsEqual(UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount))
         }
     }
 
@@ -120,10 +128,11 @@ extension LintPass {
             let key = member.keyNode.withUTF8 { TopLevelKey($0) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0))
             if key.isAPS {
                 apsValue = member.value // the last `aps`, as readers take it
+                apsKeyIndices.append(member.keyNode.index)
                 continue
             }
             hasMDMKey = hasMDMKey || key.isMDM
-            checkTooling(member)
+            checkTooling(member, key)
             if member.value.isNull {
                 report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
             }
@@ -142,6 +151,7 @@ extension LintPass {
                 report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
             }
         }
+        indexPayload(lastAPS: apsValue)
         guard let apsValue else {
             let needsAPS = pushType.map { Self.typesNeedingAPS.contains($0) } ?? (context.pushType == nil)
             if needsAPS {

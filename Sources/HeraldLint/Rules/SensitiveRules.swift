@@ -44,7 +44,7 @@ extension LintPass {
         let document = root.document
         var scan = SensitiveScan(active: active)
         document.withUnsafeBytes { source in
-            for member in root.members where !member.keyNode.stringEquals("aps") {
+            for member in root.members where !apsKeyIndices.contains(member.keyNode.index) {
                 for token in document.tokens(of: member) { scan.examine(token, in: document, source) }
             }
         }

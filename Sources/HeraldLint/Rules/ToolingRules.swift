@@ -45,16 +45,16 @@ extension LintPass {
     private static let foldedSimulatorKey = "simulatortargetbundle"
 
     /// Called by the form check for each top-level member that is not `aps`.
-    mutating func checkTooling(_ member: JSONDocument.Member) {
+    mutating func checkTooling(_ member: JSONDocument.Member, _ key: TopLevelKey) {
         if let misspelled = Self.nearMissOfSimulatorKey(member) {
             report(.simulatorKeyMisspelled, "\"\(misspelled)\" is not \"\(Self.simulatorTargetBundle)\": the Simulator reads only that spelling", atKeyOf: member)
             return
         }
         guard !context.isSimulatorFile else { return }
-        if member.keyNode.stringEquals(Self.simulatorTargetBundle) {
+        if key.isSimulatorTargetBundle {
             let target = member.value.stringValue.map { " (\($0))" } ?? ""
             report(.simulatorTargetBundle, "\"\(Self.simulatorTargetBundle)\"\(target) is for xcrun simctl push and .apns files; APNs delivers it as custom data", atKeyOf: member)
-        } else if member.keyNode.stringEquals(Self.watchKitSimulatorActions) {
+        } else if key.isWatchKitSimulatorActions {
             report(.watchKitSimulatorActions, "\"\(Self.watchKitSimulatorActions)\" is for the watchOS simulator; devices take actions from the category, and APNs delivers this as custom data", atKeyOf: member)
         }
     }
