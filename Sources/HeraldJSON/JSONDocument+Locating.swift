@@ -42,22 +42,40 @@ package struct PointerIndex {
         for value in hiddenValues ?? document.repeatedKeys().hiddenValues { hidden.insert(Int(value)) }
     }
 
+    /// The tokens of containers already named (`nil` for one that is hidden, or inside one):
+    /// findings cluster in a few containers, so each container is named once.
+    private var containerTokens: [Int32: [String]?] = [:]
+
     /// The pointer to the value at `index`, or nil when a later duplicate key hides it (or one of
     /// its containers).
-    package func pointer(to index: Int) -> JSONPointer? {
+    package mutating func pointer(to index: Int) -> JSONPointer? {
         guard parent.indices.contains(index) else { return JSONPointer(tokens: []) }
-        var tokens: [String] = []
+        // Up from the value to the root, or to the nearest container already named.
+        var chain: [Int] = []
         var current = index
-        while parent[current] >= 0 {
-            if hidden.contains(current) { return nil }
-            if position[current] >= 0 {
-                tokens.append(String(position[current]))
-            } else {
-                tokens.append(document.keyString(at: current - 1) ?? "")
+        var base: [String]?
+        while true {
+            if current != index, let known = containerTokens[Int32(current)] {
+                base = known
+                break
             }
+            if parent[current] < 0 {
+                base = []
+                break
+            }
+            chain.append(current)
             current = Int(parent[current])
         }
-        return JSONPointer(tokens: tokens.reversed())
+        // Down again, naming (and remembering) each container on the way.
+        var tokens = base
+        for value in chain.reversed() {
+            if hidden.contains(value) { tokens = nil }
+            if tokens != nil {
+                tokens!.append(position[value] >= 0 ? String(position[value]) : document.keyString(at: value - 1) ?? "")
+            }
+            if value != index { containerTokens[Int32(value)] = tokens }
+        }
+        return tokens.map { JSONPointer(tokens: $0) }
     }
 }
 
