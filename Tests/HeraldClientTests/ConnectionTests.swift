@@ -26,7 +26,7 @@ import Testing
 
         /// Everything it printed (stops it).
         func stop() async -> String {
-            kill(program.process.processIdentifier, SIGKILL)
+            program.process.signal(SIGKILL)
             _ = await program.waitForExit()
             return await program.read(until: "\u{0}", timeout: .seconds(2))
         }
@@ -71,7 +71,7 @@ import Testing
     @Test func aServerThatStopsAnsweringPINGsIsLeft() async throws {
         try ExternalTools.requirePython(modules: "h2", package: "h2")
         let silent = try await Proxy.start(script: "client/silent_h2_server.py")
-        defer { kill(silent.program.process.processIdentifier, SIGKILL) }
+        defer { silent.program.process.signal(SIGKILL) }
         var configuration = APNsClientConfiguration(
             server: .custom(host: "127.0.0.1", port: silent.port), credentials: .token(.generate(keyID: ClientHarness.keyID, teamID: ClientHarness.teamID)))
         configuration.plaintext = true

@@ -35,7 +35,7 @@ import Testing
                 ["--postgres", postgres.url, "--admin-key-env", "HERALD_ACTIVITY_ADMIN", "--claim-lease", "31", "--request-timeout", "30"],
                 environment: ["HERALD_ACTIVITY_ADMIN": Self.adminKey]))
         }
-        defer { for gateway in gateways where gateway.program.process.isRunning { kill(gateway.program.process.processIdentifier, SIGKILL) } }
+        defer { for gateway in gateways where gateway.program.process.isRunning { gateway.program.process.signal(SIGKILL) } }
         #expect(Set(gateways.map(\.worker)).count == 2)
         var turn = 0
         /// A call to the processes in turn.

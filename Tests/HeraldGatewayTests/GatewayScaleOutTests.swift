@@ -51,7 +51,7 @@ import Testing
         let inFlight = 1_000
         var gateways: [ServeProcess] = []
         for _ in 0..<processes { gateways.append(try await Self.start(postgres: postgres.url, inFlight: inFlight)) }
-        defer { for gateway in gateways where gateway.program.process.isRunning { kill(gateway.program.process.processIdentifier, SIGKILL) } }
+        defer { for gateway in gateways where gateway.program.process.isRunning { gateway.program.process.signal(SIGKILL) } }
         #expect(Set(gateways.map(\.worker)).count == processes)
 
         let key = signing.pkcs8PEM.replacingOccurrences(of: "\n", with: "\\n")
@@ -96,7 +96,7 @@ import Testing
         // What the victim resent itself (no answer in time) is a source of duplicates too; its
         // counters die with it, so they are read just before.
         let victimUnanswered = try await victim.unansweredSends()
-        kill(victim.program.process.processIdentifier, SIGKILL)
+        victim.program.process.signal(SIGKILL)
         _ = await victim.program.waitForExit()
         let heldAtKill = Int(try await postgres.query("SELECT count(*) FROM deliveries WHERE state = 'claimed' AND claimed_by = '\(victim.worker)'")) ?? -1
         #expect(heldAtKill >= 0 && heldAtKill <= inFlight, "the killed process held at most its --in-flight: \(heldAtKill)")

@@ -73,7 +73,7 @@ final class PrivatePostgres: @unchecked Sendable {  // used by one test at a tim
     /// Immediate shutdown (SIGQUIT): every connection drops at once.
     func stop() async {
         guard let server else { return }
-        kill(server.process.processIdentifier, SIGQUIT)
+        server.process.signal(SIGQUIT)
         _ = await server.waitForExit(timeout: .seconds(30))
         self.server = nil
     }

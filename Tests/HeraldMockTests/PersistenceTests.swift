@@ -204,7 +204,7 @@ import Testing
         let client = try APNsClient(configuration: configuration)
         let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(200, salt: 5))
         // Killed the moment the last answer is in: no graceful shutdown, no flush.
-        kill(mock.process.processIdentifier, SIGKILL)
+        mock.process.signal(SIGKILL)
         _ = await mock.waitForExit()
         await client.shutdown()
         let answered = outcomes.compactMap { try? $0.1.get().apnsID }
