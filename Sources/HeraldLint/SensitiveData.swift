@@ -98,8 +98,9 @@ enum SensitiveData {
         return sum % 10 == 0
     }
 
-    /// A likely e-mail address in `bytes`.
-    static func email(in bytes: UnsafeRawBufferPointer) -> String? {
+    /// Where a likely e-mail address is in `bytes` (no String is made: a finding may be counted
+    /// and never listed).
+    static func emailRange(in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
         func isLocal(_ byte: UInt8) -> Bool {
             isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "%")
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
@@ -112,11 +113,11 @@ enum SensitiveData {
             while end < bytes.count, isDomain(bytes[end]) { end += 1 }
             while end > at + 1, bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
             guard start < at, end > at + 1 else { continue }
-            let domain = Array(bytes[(at + 1)..<end])
-            guard let lastDot = domain.lastIndex(of: UInt8(ascii: ".")), lastDot > 0 else { continue }
-            let topLevel = domain[(lastDot + 1)...]
-            guard topLevel.count >= 2, topLevel.allSatisfy(isLetter) else { continue }
-            return String(decoding: bytes[start..<end], as: UTF8.self)
+            let domain = (at + 1)..<end
+            guard let lastDot = domain.last(where: { bytes[$0] == UInt8(ascii: ".") }), lastDot > domain.lowerBound else { continue }
+            let topLevel = (lastDot + 1)..<end
+            guard topLevel.count >= 2, topLevel.allSatisfy({ isLetter(bytes[$0]) }) else { continue }
+            return start..<end
         }
         return nil
     }

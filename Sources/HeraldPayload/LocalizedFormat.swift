@@ -58,15 +58,21 @@ public struct LocalizedFormat: Sendable, Hashable {
 
     /// The 0-based argument positions the specifiers and variables name, ascending, each once.
     public var argumentPositions: [Int] {
-        var positions = Set<Int>()
+        var named: [Int] = []
+        named.reserveCapacity(segments.count)
         for segment in segments {
             switch segment {
-            case .argument(let specifier): positions.insert(specifier.argumentIndex)
-            case .variable(_, let index, _): positions.insert(index)
+            case .argument(let specifier): named.append(specifier.argumentIndex)
+            case .variable(_, let index, _): named.append(index)
             default: break
             }
         }
-        return positions.sorted()
+        // Positions are dense in real formats: marked in a table of flags, in linear time. A
+        // format naming a far position (`%1000000$@`) is sorted instead.
+        guard let highest = named.max(), highest < 4 * named.count + 64 else { return Array(Set(named)).sorted() }
+        var present = [Bool](repeating: false, count: highest + 1)
+        for position in named { present[position] = true }
+        return present.indices.filter { present[$0] }
     }
 
     /// How many arguments the format reads: one more than the highest argument index used.

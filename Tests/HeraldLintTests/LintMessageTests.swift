@@ -91,6 +91,22 @@ struct LintMessageTests {
         // Alert text is not custom data.
         #expect(!rules(#"{"aps":{"alert":"Mail from jane@example.com"}}"#).contains(.sensitiveEmail))
     }
+
+    /// The address a finding quotes is the one in the value, decoded, whether the value is read
+    /// in place or through its escapes; the 100th listed is the 100th in the payload.
+    @Test("an e-mail finding quotes the address, in place or decoded")
+    func emailFindingsQuoteTheAddress() throws {
+        func quoted(_ body: String) -> [String] {
+            Linter().lint(body).diagnostics.filter { $0.rule == .sensitiveEmail && !$0.message.contains("not listed") }
+                .map { String($0.message.prefix { $0 != ";" }) }
+        }
+        #expect(quoted(#"{"aps":{},"to":"Contact: bob.smith+news@mail.example.co.uk."}"#) == [#""bob.smith+news@mail.example.co.uk" is an e-mail address"#])
+        #expect(quoted(#"{"aps":{},"to":"é Contact: bob.smith@example.com, thanks"}"#) == [#""bob.smith@example.com" is an e-mail address"#])
+        #expect(quoted(#"{"aps":{},"k1":{"to":["x","ann@example.org"]}}"#) == [#""ann@example.org" is an e-mail address"#])
+        let many = (0..<150).map { #""user\#($0)@example.com""# }.joined(separator: ",")
+        let listed = quoted(#"{"aps":{},"people":[\#(many)]}"#)
+        #expect(listed.count == 100 && listed.last == #""user99@example.com" is an e-mail address"#)
+    }
 }
 
 @Suite("Duplicate keys and shadowed values", .ownThreads)

@@ -187,3 +187,24 @@ struct PayloadCodingTests {
         }
     }
 }
+
+@Suite("Format argument positions")
+struct FormatArgumentPositionTests {
+    /// Positions come back ascending and once each, whether the format is dense, repeats a
+    /// position, mixes sequential and positional specifiers, or names a far position (the
+    /// sorting path); a random format's positions equal a set of those its specifiers name.
+    @Test("positions are ascending and distinct, near or far")
+    func positionsAreAscendingAndDistinct() {
+        #expect(LocalizedFormat("%2$@ and %1$@ have invited you").argumentPositions == [0, 1])
+        #expect(LocalizedFormat("%3$@ %1$@ %3$@ %%").argumentPositions == [0, 2])
+        #expect(LocalizedFormat("%@ %@ %5$@").argumentPositions == [0, 1, 4])
+        #expect(LocalizedFormat("%1000000$@ %1$@ %1000000$@").argumentPositions == [0, 999_999])
+        #expect(LocalizedFormat("no specifiers").argumentPositions.isEmpty)
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let named = (0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 1...(Bool.random(using: &rng) ? 30 : 5_000), using: &rng) }
+            let format = named.map { "%\($0)$@" }.joined(separator: " ")
+            #expect(LocalizedFormat(format).argumentPositions == Set(named.map { $0 - 1 }).sorted(), "\(format)")
+        }
+    }
+}

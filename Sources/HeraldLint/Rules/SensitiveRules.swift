@@ -69,11 +69,11 @@ extension LintPass {
         for finding in scan.found {
             switch finding.rule {
             case .sensitiveCardNumber:
-                report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(finding.detail))); do not send card numbers in payloads", at: .node(finding.index))
+                report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(finding.detail.text(in: document)))); do not send card numbers in payloads", at: .node(finding.index))
             case .sensitiveEmail:
-                report(.sensitiveEmail, "\"\(finding.detail)\" is an e-mail address; custom data should not carry customer information", at: .node(finding.index))
+                report(.sensitiveEmail, "\"\(finding.detail.text(in: document))\" is an e-mail address; custom data should not carry customer information", at: .node(finding.index))
             default:
-                report(.sensitiveToken, "this looks like \(finding.detail); credentials do not belong in payloads", at: .node(finding.index))
+                report(.sensitiveToken, "this looks like \(finding.detail.text(in: document)); credentials do not belong in payloads", at: .node(finding.index))
             }
         }
     }
@@ -94,7 +94,21 @@ extension LintPass {
 /// What one scan of custom data found, with a small cache of key-name verdicts.
 struct SensitiveScan {
     let active: LintPass.SensitiveChecks
-    var found: [(rule: RuleID, detail: String, index: Int)] = []
+    var found: [(rule: RuleID, detail: Detail, index: Int)] = []
+
+    /// What a finding quotes: text, or where it is in the source (made into text only if the
+    /// finding is listed).
+    enum Detail {
+        case text(String)
+        case source(Range<Int>)
+
+        func text(in document: JSONDocument) -> String {
+            switch self {
+            case .text(let text): text
+            case .source(let range): document.withUnsafeBytes { String(decoding: $0[range], as: UTF8.self) }
+            }
+        }
+    }
     /// Tape indices of values whose key is named like a secret.
     var sensitiveKeyValues: [Int] = []
     // Arrays of objects repeat their keys ("sku", "qty" a hundred times): remember the verdict for
@@ -114,21 +128,23 @@ struct SensitiveScan {
         case .string:
             if token.hasEscapes {
                 guard var decoded = document.node(at: token.index)?.stringValue ?? document.keyString(at: token.index) else { return }
-                decoded.withUTF8 { examine(token, UnsafeRawBufferPointer($0)) }
+                decoded.withUTF8 { examine(token, UnsafeRawBufferPointer($0), sourceOffset: nil) }
             } else {
-                examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]))
+                examine(token, UnsafeRawBufferPointer(rebasing: source[token.contentRange]), sourceOffset: token.contentRange.lowerBound)
             }
         case .number:
             guard active.card, token.byteRange.count >= 13 else { return }
             if let card = SensitiveData.cardNumber(in: UnsafeRawBufferPointer(rebasing: source[token.byteRange])) {
-                found.append((.sensitiveCardNumber, card, token.index))
+                found.append((.sensitiveCardNumber, .text(card), token.index))
             }
         default:
             return
         }
     }
 
-    mutating func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer) {
+    /// Examines a key or string whose text is `bytes`: the source itself from `sourceOffset`, or
+    /// a decoded copy (`nil`).
+    mutating func examine(_ token: JSONDocument.Token, _ bytes: UnsafeRawBufferPointer, sourceOffset: Int?) {
         if token.isKey {
             if active.keyName, isSensitiveKey(bytes) { sensitiveKeyValues.append(token.index + 1) }
             return
@@ -136,13 +152,15 @@ struct SensitiveScan {
         // One pass decides which detectors can possibly match.
         let traits = SensitiveData.traits(of: bytes)
         if active.card, traits.digits >= 13, let card = SensitiveData.cardNumber(in: bytes) {
-            found.append((.sensitiveCardNumber, card, token.index))
+            found.append((.sensitiveCardNumber, .text(card), token.index))
         }
-        if active.email, traits.hasAt, let email = SensitiveData.email(in: bytes) {
-            found.append((.sensitiveEmail, email, token.index))
+        if active.email, traits.hasAt, let email = SensitiveData.emailRange(in: bytes) {
+            let detail: Detail = sourceOffset.map { .source(($0 + email.lowerBound)..<($0 + email.upperBound)) }
+                ?? .text(String(decoding: bytes[email], as: UTF8.self))
+            found.append((.sensitiveEmail, detail, token.index))
         }
         if active.token, bytes.count >= 20, traits.hasTokenStart, let kind = SensitiveData.token(in: bytes) {
-            found.append((.sensitiveToken, kind, token.index))
+            found.append((.sensitiveToken, .text(kind), token.index))
         }
     }
 
