@@ -6,9 +6,9 @@
 //
 //   herald (CLI)
 //   HeraldGateway                   (Hummingbird, SQLite, PostgreSQL; sends through HeraldClient)
-//   HeraldMock                      (SwiftNIO, HTTP/2, TLS, Hummingbird, SQLite; releases through HeraldClient)
+//   HeraldMock                      (SwiftNIO, TLS, Hummingbird, SQLite; HTTP/2 through HeraldHTTP2; releases through HeraldClient)
 //   HeraldClient                    (SwiftNIO, TLS; HTTP/2 through HeraldHTTP2)
-//   HeraldHTTP2, HeraldAsync,       (internal: the client's HTTP/2 session; waiting primitives;
+//   HeraldHTTP2, HeraldAsync,       (internal: HTTP/2 sessions, client and server; waiting primitives;
 //   HeraldSQL                        SQL values, rows and migrations both stores share)
 //   HeraldAuth                      (swift-crypto, swift-certificates, swift-nio-ssl)
 //   HeraldDevice                    (previews; says lint rules' findings as HeraldLint does)
@@ -88,10 +88,9 @@ let package = Package(
             dependencies: [
                 "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLint", "HeraldLocalization", "HeraldDevice", "HeraldAuth",
                 // Releasing a stored notification to Apple or another mock sends it with the client.
-                "HeraldClient", "HeraldSQL", "HeraldHTTPAPI",
+                "HeraldClient", "HeraldSQL", "HeraldHTTPAPI", "HeraldHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -137,8 +136,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]),
-        // The client's HTTP/2 layer (internal: no product), a value fed bytes; HeraldHTTP2.docc says
-        // why Herald has its own rather than NIOHTTP2Handler on this path.
+        // HTTP/2 for the client and the mock (internal: no product), sessions as values fed bytes;
+        // HeraldHTTP2.docc says why Herald has its own rather than NIOHTTP2Handler.
         .target(
             name: "HeraldHTTP2",
             dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),

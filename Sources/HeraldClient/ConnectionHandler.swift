@@ -217,7 +217,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
             }
             let head = entry.attempt.head
             let authority = settings.authority
-            let scheme = settings.plaintext ? HPACKRequestEncoder.Static.schemeHTTP : HPACKRequestEncoder.Static.schemeHTTPS
+            let scheme = settings.plaintext ? HPACKBlockEncoder.Static.schemeHTTP : HPACKBlockEncoder.Static.schemeHTTPS
             entry.stream = session.openStream(entry, body: entry.attempt.body) { encoder, buffer in
                 Self.writeHeaders(head, scheme: scheme, authority: authority, bearer: bearer, encoder: &encoder, into: &buffer)
             }
@@ -231,10 +231,10 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     /// The request's header block: pseudo-headers, then the APNs headers, those that repeat from
     /// request to request kept in the server's table.
     static func writeHeaders(
-        _ head: RequestHead, scheme: HPACKRequestEncoder.Static, authority: String, bearer: String?,
-        encoder: inout HPACKRequestEncoder, into buffer: inout ByteBuffer
+        _ head: RequestHead, scheme: HPACKBlockEncoder.Static, authority: String, bearer: String?,
+        encoder: inout HPACKBlockEncoder, into buffer: inout ByteBuffer
     ) {
-        typealias Static = HPACKRequestEncoder.Static
+        typealias Static = HPACKBlockEncoder.Static
         switch head.method {
         case .post: encoder.writeStatic(Static.methodPOST, into: &buffer)
         case .get: encoder.writeStatic(Static.methodGET, into: &buffer)

@@ -45,41 +45,36 @@ package struct HTTP2ClientSession<Context> {
 
     private struct Stream {
         var context: Context
-        var sendWindow: Int
         var receiveWindow: Int
         var unacknowledged = 0
-        /// The part of the request body flow control has held back.
-        var pendingBody: ByteBuffer?
+        /// The request body is all written (some of it may have been held back a while).
         var sentEnd: Bool
     }
 
-    private static var largestWindow: Int { Int(Int32.max) }
-    private static var defaultFrameSize: Int { 16_384 }
+    private static var largestWindow: Int { FrameLimits.largestWindow }
+    private static var defaultFrameSize: Int { FrameLimits.defaultFrameSize }
 
     package let configuration: Configuration
     private var streams: [Int32: Stream] = [:]
-    /// Streams with body bytes waiting for window, oldest first.
-    private var blocked: [Int32] = []
+    /// Send windows, and the request bodies they hold back.
+    private var outbound = OutboundFlow()
     package private(set) var nextStreamID: Int32 = 1
     private var input: ByteBuffer
     /// An empty buffer that `input` returns to once read, so the read buffers are not held.
     private let empty: ByteBuffer
     private var output: ByteBuffer
-    private var encoder = HPACKRequestEncoder()
+    private var encoder = HPACKBlockEncoder()
     private var decoder: HPACKDecoder
     /// A header block waiting for its CONTINUATION frames.
     private var continuing: (stream: Int32, endStream: Bool, block: ByteBuffer)?
     private var receivedSettings = false
     private var failed = false
 
-    private var connectionSendWindow = 65_535
     private var connectionReceiveWindow = 65_535
     private var connectionUnacknowledged = 0
 
     /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` (unlimited until it says).
     package private(set) var peerMaximumStreams = Int.max
-    private var peerInitialWindow = 65_535
-    private var peerMaximumFrameSize = defaultFrameSize
     /// The server's `SETTINGS_MAX_HEADER_LIST_SIZE`, if it sent one.
     package private(set) var peerMaximumHeaderListSize: Int?
     /// The last-stream-id of the server's GOAWAY, once one came.
@@ -107,7 +102,7 @@ package struct HTTP2ClientSession<Context> {
             (0x4, configuration.streamWindowSize),
             (0x6, configuration.maximumHeaderListSize),
         ]
-        writeFrameHeader(length: settings.count * 6, type: .settings, flags: 0, stream: 0)
+        output.writeFrameHeader(length: settings.count * 6, type: .settings, flags: 0, stream: 0)
         for (identifier, value) in settings {
             output.writeInteger(identifier)
             output.writeInteger(UInt32(value))
@@ -131,46 +126,27 @@ package struct HTTP2ClientSession<Context> {
     /// much of `body` as flow control allows; the rest follows as the server opens its windows.
     /// `writeHeaders` writes the fields through the encoder (pseudo-headers first).
     package mutating func openStream(
-        _ context: Context, body: ByteBuffer, writeHeaders: (inout HPACKRequestEncoder, inout ByteBuffer) -> Void
+        _ context: Context, body: ByteBuffer, writeHeaders: (inout HPACKBlockEncoder, inout ByteBuffer) -> Void
     ) -> Int32 {
         precondition(canOpenStream, "openStream without canOpenStream")
         let id = nextStreamID
         nextStreamID += 2
         let hasBody = body.readableBytes > 0
 
-        let frameStart = output.writerIndex
-        output.writeRepeatingByte(0, count: 9)
-        let blockStart = output.writerIndex
+        let frameStart = output.beginHeaderBlock()
         encoder.startBlock(into: &output)
         writeHeaders(&encoder, &output)
-        let blockLength = output.writerIndex - blockStart
-        let endStream = hasBody ? 0 : Flag.endStream
-        if blockLength <= peerMaximumFrameSize {
-            setFrameHeader(at: frameStart, length: blockLength, type: .headers, flags: Flag.endHeaders | endStream, stream: id)
-        } else {
-            var block = output.getSlice(at: blockStart, length: blockLength)!
-            output.moveWriterIndex(to: frameStart)
-            var type = FrameType.headers
-            var flags = endStream
-            while block.readableBytes > 0 {
-                let chunk = block.readSlice(length: min(block.readableBytes, peerMaximumFrameSize))!
-                if block.readableBytes == 0 { flags |= Flag.endHeaders }
-                writeFrameHeader(length: chunk.readableBytes, type: type, flags: flags, stream: id)
-                output.writeImmutableBuffer(chunk)
-                type = FrameType.continuation
-                flags = 0
-            }
-        }
-        streams[id] = Stream(
-            context: context, sendWindow: peerInitialWindow, receiveWindow: configuration.streamWindowSize,
-            pendingBody: hasBody ? body : nil, sentEnd: !hasBody)
-        if hasBody { sendPendingBody(id) }
+        output.endHeaderBlock(startingAt: frameStart, stream: id, endStream: !hasBody, maximumFrameSize: outbound.maximumFrameSize)
+        outbound.open(id)
+        let sentEnd = !hasBody || outbound.send(body, on: id, into: &output)
+        streams[id] = Stream(context: context, receiveWindow: configuration.streamWindowSize, sentEnd: sentEnd)
         return id
     }
 
     /// Resets a stream (RST_STREAM) and forgets it; returns its context if it was open.
     package mutating func resetStream(_ id: Int32, code: H2ErrorCode) -> Context? {
         guard let stream = streams.removeValue(forKey: id) else { return nil }
+        outbound.close(id)
         writeRstStream(id, code: code)
         return stream.context
     }
@@ -180,7 +156,10 @@ package struct HTTP2ClientSession<Context> {
     package mutating func abandonStreams(above lastStreamID: Int32) -> [Context] {
         var abandoned: [(Int32, Context)] = []
         for (id, stream) in streams where id > lastStreamID { abandoned.append((id, stream.context)) }
-        for (id, _) in abandoned { streams.removeValue(forKey: id) }
+        for (id, _) in abandoned {
+            streams.removeValue(forKey: id)
+            outbound.close(id)
+        }
         return abandoned.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
@@ -188,19 +167,19 @@ package struct HTTP2ClientSession<Context> {
     package mutating func removeAllStreams() -> [Context] {
         let all = streams.sorted { $0.key < $1.key }.map(\.value.context)
         streams.removeAll()
-        blocked.removeAll()
+        outbound.closeAll()
         return all
     }
 
     /// Queues a PING.
     package mutating func ping(_ data: UInt64) {
-        writeFrameHeader(length: 8, type: .ping, flags: 0, stream: 0)
+        output.writeFrameHeader(length: 8, type: .ping, flags: 0, stream: 0)
         output.writeInteger(data)
     }
 
     /// Queues a GOAWAY: the client opens no more streams (it has processed none of the server's).
     package mutating func goAway(code: H2ErrorCode) {
-        writeFrameHeader(length: 8, type: .goAway, flags: 0, stream: 0)
+        output.writeFrameHeader(length: 8, type: .goAway, flags: 0, stream: 0)
         output.writeInteger(UInt32(0))
         output.writeInteger(code.rawValue)
     }
@@ -219,11 +198,7 @@ package struct HTTP2ClientSession<Context> {
 
     /// Bytes read from the connection; ``nextEvent()`` parses them.
     package mutating func receive(_ bytes: inout ByteBuffer) {
-        if input.readableBytes == 0 {
-            input = bytes
-        } else {
-            input.writeBuffer(&bytes)
-        }
+        input.append(&bytes)
     }
 
     /// The next event from the bytes received, or `nil` when they hold no more whole frame.
@@ -253,11 +228,7 @@ package struct HTTP2ClientSession<Context> {
     }
 
     private mutating func releaseInputIfRead() {
-        if input.readableBytes == 0 {
-            input = empty
-        } else if input.readerIndex > 65_536 {
-            input.discardReadBytes()
-        }
+        input.releaseIfRead(returningTo: empty)
     }
 
     private mutating func handleFrame(type rawType: UInt8, flags: UInt8, stream: Int32, payload: ByteBuffer) throws(HTTP2ConnectionError) -> Event? {
@@ -287,7 +258,7 @@ package struct HTTP2ClientSession<Context> {
             if stream != 0 { throw fail(.protocolError, "PING on stream \(stream)") }
             if payload.readableBytes != 8 { throw fail(.frameSizeError, "a PING of \(payload.readableBytes) bytes") }
             if flags & Flag.ack != 0 { return .pingAcknowledged }
-            writeFrameHeader(length: 8, type: .ping, flags: Flag.ack, stream: 0)
+            output.writeFrameHeader(length: 8, type: .ping, flags: Flag.ack, stream: 0)
             output.writeImmutableBuffer(payload)
             return nil
         case .goAway:
@@ -418,29 +389,23 @@ package struct HTTP2ClientSession<Context> {
                 peerMaximumStreams = value
             case 0x4:
                 if value > Self.largestWindow { throw fail(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE of \(value)") }
-                let delta = value - peerInitialWindow
-                peerInitialWindow = value
-                for id in Array(streams.keys) {
-                    let window = streams[id]!.sendWindow + delta
-                    if window > Self.largestWindow { throw fail(.flowControlError, "a stream's send window above 2^31-1") }
-                    streams[id]!.sendWindow = window
-                }
-                windowChanged = windowChanged || delta > 0
+                windowChanged = windowChanged || value > outbound.initialWindow
+                guard outbound.setInitialWindow(value) else { throw fail(.flowControlError, "a stream's send window above 2^31-1") }
             case 0x5:
                 guard (Self.defaultFrameSize...16_777_215).contains(value) else {
                     throw fail(.protocolError, "SETTINGS_MAX_FRAME_SIZE of \(value)")
                 }
-                peerMaximumFrameSize = value
+                outbound.maximumFrameSize = value
             case 0x6:
                 peerMaximumHeaderListSize = value
             default:
                 break  // RFC 9113 §6.5.2: unknown settings are ignored
             }
         }
-        writeFrameHeader(length: 0, type: .settings, flags: Flag.ack, stream: 0)
+        output.writeFrameHeader(length: 0, type: .settings, flags: Flag.ack, stream: 0)
         let first = !receivedSettings
         receivedSettings = true
-        if windowChanged { sendBlockedBodies() }
+        if windowChanged { resumeBodies() }
         return .settings(first: first)
     }
 
@@ -451,19 +416,17 @@ package struct HTTP2ClientSession<Context> {
         let increment = Int(raw & 0x7FFF_FFFF)
         if id == 0 {
             if increment == 0 { throw fail(.protocolError, "a WINDOW_UPDATE of 0 for the connection") }
-            if connectionSendWindow + increment > Self.largestWindow {
+            guard outbound.raiseConnectionWindow(by: increment) else {
                 throw fail(.flowControlError, "the connection's send window above 2^31-1")
             }
-            connectionSendWindow += increment
-            sendBlockedBodies()
+            resumeBodies()
             return nil
         }
         try checkNotIdle(id, frame: "WINDOW_UPDATE")
         guard streams[id] != nil else { return nil }
         if increment == 0 { return streamError(id, .protocolError) }
-        if streams[id]!.sendWindow + increment > Self.largestWindow { return streamError(id, .flowControlError) }
-        streams[id]!.sendWindow += increment
-        if streams[id]!.pendingBody != nil { sendBlockedBodies() }
+        guard outbound.raiseWindow(of: id, by: increment) else { return streamError(id, .flowControlError) }
+        if outbound.isHolding(id) { resumeBodies() }
         return nil
     }
 
@@ -479,18 +442,17 @@ package struct HTTP2ClientSession<Context> {
 
     /// The payload without its padding (RFC 9113 §6.1).
     private mutating func unpadded(_ payload: ByteBuffer, flags: UInt8, frame: String) throws(HTTP2ConnectionError) -> ByteBuffer {
-        guard flags & Flag.padded != 0 else { return payload }
-        var payload = payload
-        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else {
+        guard let unpadded = unpaddedPayload(payload, flags: flags) else {
             throw fail(.protocolError, "\(frame) with more padding than payload")
         }
-        return payload.readSlice(length: payload.readableBytes - Int(padding))!
+        return unpadded
     }
 
     /// The server ended its side of the stream. The stream is over unless the request body is
     /// still held back, which the server no longer wants: it is reset with NO_ERROR.
     private mutating func endRemote(_ id: Int32, _ stream: Stream) {
         streams.removeValue(forKey: id)
+        outbound.close(id)
         if !stream.sentEnd { writeRstStream(id, code: .noError) }
     }
 
@@ -505,70 +467,19 @@ package struct HTTP2ClientSession<Context> {
         return HTTP2ConnectionError(code: code, message: message)
     }
 
-    /// Sends what flow control allows of each held-back body, oldest stream first.
-    private mutating func sendBlockedBodies() {
-        var index = 0
-        while index < blocked.count, connectionSendWindow > 0 {
-            let id = blocked[index]
-            if streams[id]?.pendingBody == nil {
-                blocked.remove(at: index)
-                continue
-            }
-            sendPendingBody(id, queued: true)
-            if streams[id]?.pendingBody == nil {
-                blocked.remove(at: index)
-            } else {
-                index += 1
-            }
-        }
-    }
-
-    private mutating func sendPendingBody(_ id: Int32, queued: Bool = false) {
-        guard var stream = streams[id], var body = stream.pendingBody else { return }
-        while body.readableBytes > 0 {
-            let allowed = min(stream.sendWindow, connectionSendWindow, peerMaximumFrameSize)
-            if allowed <= 0 { break }
-            let chunk = body.readSlice(length: min(allowed, body.readableBytes))!
-            let last = body.readableBytes == 0
-            writeFrameHeader(length: chunk.readableBytes, type: .data, flags: last ? Flag.endStream : 0, stream: id)
-            output.writeImmutableBuffer(chunk)
-            stream.sendWindow -= chunk.readableBytes
-            connectionSendWindow -= chunk.readableBytes
-        }
-        if body.readableBytes == 0 {
-            stream.pendingBody = nil
-            stream.sentEnd = true
-        } else {
-            stream.pendingBody = body
-            if !queued { blocked.append(id) }
-        }
-        streams[id] = stream
+    /// Sends what the windows now allow of the held-back bodies.
+    private mutating func resumeBodies() {
+        for id in outbound.resume(into: &output) { streams[id]?.sentEnd = true }
     }
 
     private mutating func writeWindowUpdate(stream: Int32, increment: Int) {
-        writeFrameHeader(length: 4, type: .windowUpdate, flags: 0, stream: stream)
+        output.writeFrameHeader(length: 4, type: .windowUpdate, flags: 0, stream: stream)
         output.writeInteger(UInt32(increment))
     }
 
     private mutating func writeRstStream(_ id: Int32, code: H2ErrorCode) {
-        writeFrameHeader(length: 4, type: .rstStream, flags: 0, stream: id)
+        output.writeFrameHeader(length: 4, type: .rstStream, flags: 0, stream: id)
         output.writeInteger(code.rawValue)
-    }
-
-    private mutating func writeFrameHeader(length: Int, type: FrameType, flags: UInt8, stream: Int32) {
-        output.writeInteger(UInt16(truncatingIfNeeded: length >> 8))
-        output.writeInteger(UInt8(truncatingIfNeeded: length))
-        output.writeInteger(type.rawValue)
-        output.writeInteger(flags)
-        output.writeInteger(UInt32(bitPattern: stream))
-    }
-
-    private mutating func setFrameHeader(at index: Int, length: Int, type: FrameType, flags: UInt8, stream: Int32) {
-        output.setInteger(UInt16(truncatingIfNeeded: length >> 8), at: index)
-        output.setInteger(UInt8(truncatingIfNeeded: length), at: index + 2)
-        output.setInteger(type.rawValue, at: index + 3)
-        output.setInteger(flags, at: index + 4)
-        output.setInteger(UInt32(bitPattern: stream), at: index + 5)
     }
 }
 
@@ -578,19 +489,4 @@ package struct HTTP2ConnectionError: Error, CustomStringConvertible {
     package var message: String
 
     package var description: String { "HTTP/2 \(code): \(message)" }
-}
-
-/// Frame types (RFC 9113 §6), numbered from DATA (0x0) to CONTINUATION (0x9). A type outside
-/// these is an extension's and is ignored (RFC 9113 §5.5).
-private enum FrameType: UInt8 {
-    case data, headers, priority, rstStream, settings, pushPromise, ping, goAway, windowUpdate, continuation
-}
-
-/// Frame flags (RFC 9113 §6).
-private enum Flag {
-    static let endStream: UInt8 = 0x1
-    static let ack: UInt8 = 0x1
-    static let endHeaders: UInt8 = 0x4
-    static let padded: UInt8 = 0x8
-    static let priority: UInt8 = 0x20
 }

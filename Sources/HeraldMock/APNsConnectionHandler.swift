@@ -1,14 +1,16 @@
 import Foundation
 import HeraldAuth
 import HeraldProtocol
+import HeraldHTTP2
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 import NIOSSL
 
-/// One HTTP/2 connection of the mock: gathers each stream's header fields and body, hands
-/// complete requests to the core, carries out each plan, and answers. Writes made while reading
-/// are flushed once per read burst. Lives on the connection's event loop.
+/// One HTTP/2 connection of the mock: feeds the socket's bytes to an ``HTTP2ServerSession``
+/// (HeraldHTTP2: frames, HPACK, flow control, stream states and the protocol's defences), gathers
+/// each stream's header fields and body, hands complete requests to the core, carries out each
+/// plan, and answers. What the session queues while reading is written and flushed once per read
+/// burst. Lives on the connection's event loop.
 ///
 /// ## Going away, safely for strict clients
 ///
@@ -30,17 +32,25 @@ import NIOSSL
 /// does not read): harmless, counted, never punished. Resets of streams the mock had not
 /// answered yet are what a rapid-reset flood is made of: more than ``rapidResetLimit`` in
 /// ``rapidResetWindow`` make the connection go away with `ENHANCE_YOUR_CALM`, still answering
-/// what it processed. (NIOHTTP2's own limit counts every reset; it is set out of reach.)
+/// what it processed.
+///
+/// ## Slow clients
+///
+/// A connection that has not completed its preface and first SETTINGS within
+/// ``prefaceTimeout``, or a request whose header block or body is still unfinished
+/// ``requestTimeout`` after it began (a slow-loris client, sending a byte at a time), goes away:
+/// with GOAWAY, or closed if it never spoke HTTP/2. A client that sends nothing at all is the
+/// idle timeout's (`--idle-timeout`).
 final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     // @unchecked: every member is touched only on the channel's event loop.
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// Where the connection is in its life.
     enum Lifecycle {
         case open
         /// Answering the streams up to `lastStreamID`; the GOAWAY follows them.
-        case draining(lastStreamID: Int, reason: APNsReason, code: HTTP2ErrorCode)
+        case draining(lastStreamID: Int, reason: APNsReason, code: H2ErrorCode)
         /// The GOAWAY is written; the connection closes once it is on the wire.
         case closing
     }
@@ -49,27 +59,25 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         var fields = APNsHeaderFields()
         var body: [UInt8] = []
         var byteCount = 0
-        /// Bytes received on the stream not yet returned with WINDOW_UPDATE.
-        var unacknowledged = 0
         /// The request was handed to the core.
         var complete = false
-        /// Its last frame (an answer's END_STREAM or a reset) is written.
-        var answered = false
         /// Header and body bytes counted against the connection's budget.
         var heldBytes = 0
+        /// When the stream began (nanoseconds, monotonic), for the slow-request deadline.
+        var startedAt: UInt64 = 0
     }
 
     let core: MockCore
     let listener: IncomingRequest.Listener
     private var state: ConnectionState
     private var lifecycle = Lifecycle.open
-    private var streams: [HTTP2StreamID: Pending] = [:]
-    private var openStreamIDs = Set<Int>()
+    private var session: HTTP2ServerSession
+    private var prefaceSent = false
+    /// Streams the mock has not finished answering: those still arriving and those handed over.
+    private var streams: [Int32: Pending] = [:]
     /// The highest stream handed to the core: a GOAWAY never announces less.
     private var highestProcessed = 0
     private var certificateResolved: Bool
-    /// Connection-level bytes received and not yet returned with WINDOW_UPDATE.
-    private var connectionUnacknowledged = 0
     private var needsFlush = false
     private var context: ChannelHandlerContext?
     private var peer: String?
@@ -82,19 +90,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     private var openResetTimes: [NIODeadline] = []
     private var closeReason: String?
     private var graceTimer: Scheduled<Void>?
-    /// Streams above the last-stream-id the connection saw while going away (the seal counts
-    /// those opened after the GOAWAY was written); the GOAWAY's last-stream-id once written.
+    private var slowTimer: Scheduled<Void>?
+    /// Streams above the last-stream-id the connection saw while going away, and those the
+    /// client opened after the GOAWAY was written; the GOAWAY's last-stream-id once written.
     private var notProcessed = StreamTally()
-    private var seal: InboundSeal?
     private var goneAwayAt: Int?
 
     /// The most a connection may hold for unfinished requests: beyond it, the stream that
     /// would exceed it is reset (ENHANCE_YOUR_CALM), so a client that opens many streams and
     /// never finishes them cannot grow the server's memory.
     static let connectionBudget = 1 << 20
-
-    /// Half the default 65,535-byte window: return received bytes once this many are read.
-    private static let windowUpdateThreshold = 32_768
 
     /// Resets of unanswered streams tolerated per ``rapidResetWindow`` (NIOHTTP2's default
     /// count, applied only to the resets that cost the server work).
@@ -106,25 +111,23 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     /// How long the connection stays open after its GOAWAY (reading and dropping), so the
     /// client reads the GOAWAY before the connection ends, unless it closes first.
     static let lingerAfterGoAway = TimeAmount.seconds(2)
+    /// How long a client has for its preface and first SETTINGS.
+    static let prefaceTimeout = TimeAmount.seconds(10)
+    /// How long a request may take from its first HEADERS frame to the end of its body.
+    static let requestTimeout = TimeAmount.seconds(30)
 
-    init(core: MockCore, listener: IncomingRequest.Listener, state: ConnectionState, resolvesCertificate: Bool) {
+    init(core: MockCore, listener: IncomingRequest.Listener, state: ConnectionState, resolvesCertificate: Bool, initialStreams: Int) {
         self.core = core
         self.listener = listener
         self.state = state
         certificateResolved = !resolvesCertificate
+        var configuration = HTTP2ServerSession.Configuration()
+        configuration.maximumConcurrentStreams = initialStreams
+        session = HTTP2ServerSession(configuration: configuration)
     }
 
-    private func log(_ kind: ConnectionEvent.Kind, stream: Int? = nil, code: HTTP2ErrorCode? = nil, lastStreamID: Int? = nil, detail: String? = nil) {
-        core.log(connection: state.id, peer: peer, kind, stream: stream, code: code.map(Self.name), lastStreamID: lastStreamID, detail: detail)
-    }
-
-    /// RFC 9113's name of an error code (`CANCEL`, `REFUSED_STREAM`).
-    static func name(_ code: HTTP2ErrorCode) -> String {
-        let names = [
-            "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR",
-            "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
-        ]
-        return code.networkCode < names.count ? names[code.networkCode] : "0x\(String(code.networkCode, radix: 16))"
+    private func log(_ kind: ConnectionEvent.Kind, stream: Int? = nil, code: H2ErrorCode? = nil, lastStreamID: Int? = nil, detail: String? = nil) {
+        core.log(connection: state.id, peer: peer, kind, stream: stream, code: code?.description, lastStreamID: lastStreamID, detail: detail)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -133,18 +136,35 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         core.metrics.connectionsOpened.increment()
         core.metrics.connectionsOpen.increment()
         log(.opened)
+        if context.channel.isActive { sendPreface(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendPreface(context: context)
+        context.fireChannelActive()
+    }
+
+    /// The server's SETTINGS, and the deadline for the client's own preface.
+    private func sendPreface(context: ChannelHandlerContext) {
+        guard !prefaceSent else { return }
+        prefaceSent = true
+        session.start()
+        writeOutput(context: context)
+        context.flush()
+        needsFlush = false
+        scheduleSlowCheck(in: Self.prefaceTimeout, context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         graceTimer?.cancel()
+        slowTimer?.cancel()
         core.metrics.connectionsOpen.decrement()
         var summary = "\(processed) request\(processed == 1 ? "" : "s"); resets received: \(resetsOfAnswered) of answered streams, \(resetsOfOpen) of open ones"
-        var lost = notProcessed
-        if let seal { lost.add(seal.opened) }
-        if lost.count > 0, let last = goneAwayAt {
+        if notProcessed.count > 0, let last = goneAwayAt {
             // What a client that does not retry streams above the last-stream-id loses: the
             // mock never saw them as requests, so no record says so but this.
+            let lost = notProcessed
             core.metrics.streamsNotProcessed.increment(by: lost.count)
             log(.streamsNotProcessed, lastStreamID: last,
                 detail: "\(lost.count) stream\(lost.count == 1 ? "" : "s") opened above the GOAWAY's last-stream-id \(last) (\(lost.ids)) not processed: a client that does not send them again on a new connection loses them")
@@ -155,68 +175,90 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        let id = frame.streamID
-        switch frame.payload {
-        case .headers(let headers):
+        var bytes = unwrapInboundIn(data)
+        session.receive(&bytes, now: NIODeadline.now().uptimeNanoseconds)
+        do {
+            while let event = try session.nextEvent() {
+                handle(event, context: context)
+                if self.context == nil { return }
+            }
+        } catch {
+            connectionFailed(error, context: context)
+        }
+    }
+
+    private func handle(_ event: HTTP2ServerSession.Event, context: ChannelHandlerContext) {
+        switch event {
+        case .request(let id, let headers, let endStream):
             if case .draining(let last, _, _) = lifecycle, Int(id) > last {
-                if streams[id] == nil { notProcessed.add(Int(id)) }
+                notProcessed.add(Int(id))
                 return  // ignored, not reset
             }
-            if case .closing = lifecycle {
-                if let last = goneAwayAt, Int(id) > last, streams[id] == nil { notProcessed.add(Int(id)) }
-                return
+            var pending = Pending()
+            pending.startedAt = NIODeadline.now().uptimeNanoseconds
+            var size = 0
+            for header in headers {
+                pending.fields.append(name: header.name, value: header.value)
+                size += header.name.utf8.count + header.value.utf8.count + 32
             }
-            if streams[id] == nil {
-                var pending = Pending()
-                var size = 0
-                for header in headers.headers {
-                    pending.fields.append(name: header.name, value: header.value)
-                    size += header.name.utf8.count + header.value.utf8.count + 32
-                }
-                guard reserve(size, stream: id, context: context) else { return }
-                pending.heldBytes = size
-                streams[id] = pending
+            guard reserve(size, stream: id, context: context) else { return }
+            pending.heldBytes = size
+            streams[id] = pending
+            if endStream {
+                finish(id, context: context)
+            } else {
+                scheduleSlowCheck(in: Self.requestTimeout, context: context)
             }
-            if headers.endStream { finish(id, context: context) }
-        case .data(let data):
-            guard case .byteBuffer(let buffer) = data.data else { return }
-            let flowControlled = buffer.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
-            connectionUnacknowledged += flowControlled
+        case .data(let id, let buffer, let endStream):
             if streams[id] != nil, !streams[id]!.complete {
                 streams[id]!.byteCount += buffer.readableBytes
                 let room = core.configuration.maximumBodyBytes - streams[id]!.body.count
-                if room > 0 {
+                if room > 0, buffer.readableBytes > 0 {
                     let kept = min(room, buffer.readableBytes)
                     guard reserve(kept, stream: id, context: context) else { return }
                     streams[id]!.heldBytes += kept
                     buffer.withUnsafeReadableBytes { bytes in streams[id]!.body.append(contentsOf: bytes.prefix(kept)) }
                 }
-                streams[id]!.unacknowledged += flowControlled
-                if !data.endStream, streams[id]!.unacknowledged >= Self.windowUpdateThreshold {
-                    // A large body: let the client send the rest (kept bodies are bounded).
-                    // The table is done with first: a write can fail the connection there and
-                    // then, and its streams close (StreamClosedEvent) before the write returns.
-                    let returned = streams[id]!.unacknowledged
-                    streams[id]!.unacknowledged = 0
-                    needsFlush = true
-                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: returned))), promise: nil)
-                }
             }
-            if data.endStream { finish(id, context: context) }
-        case .rstStream(let code):
+            if endStream { finish(id, context: context) }
+        case .reset(let id, let code, _):
             resetReceived(id, code: code, context: context)
-        case .goAway(let last, let code, _):
+        case .streamError(let id, let code, let reason):
+            release(id)
+            log(.resetSent, stream: Int(id), code: code, detail: reason)
+        case .goAway(let last, let code):
             log(.goAwayReceived, code: code, lastStreamID: Int(last))
-        default:
-            break
+        case .notProcessed(let id):
+            notProcessed.add(Int(id))
         }
+    }
+
+    /// The client broke the protocol: the session has queued a GOAWAY with the error's code;
+    /// the connection closes once it is written.
+    private func connectionFailed(_ error: HTTP2ConnectionError, context: ChannelHandlerContext) {
+        log(.protocolError, code: error.code, detail: error.message)
+        closeReason = closeReason ?? "closed by the mock after a protocol error (\(error.code))"
+        lifecycle = .closing
+        closeAfterWriting(context: context)
+    }
+
+    private func closeAfterWriting(context: ChannelHandlerContext) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if session.hasOutput {
+            context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: written)
+        } else {
+            context.flush()
+            written.succeed()
+        }
+        needsFlush = false
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     /// A client's RST_STREAM: harmless on a stream already answered (or unknown: closed and
     /// forgotten); counted toward the rapid-reset defence when the mock had not answered yet.
-    private func resetReceived(_ id: HTTP2StreamID, code: HTTP2ErrorCode, context: ChannelHandlerContext) {
-        let unanswered = streams[id].map { !$0.answered } ?? false
+    private func resetReceived(_ id: Int32, code: H2ErrorCode, context: ChannelHandlerContext) {
+        let unanswered = streams[id] != nil
         release(id)
         guard unanswered else {
             resetsOfAnswered += 1
@@ -238,11 +280,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if connectionUnacknowledged >= Self.windowUpdateThreshold {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: connectionUnacknowledged))), promise: nil)
-            connectionUnacknowledged = 0
-            needsFlush = true
-        }
+        checkDrained(context: context)
+        writeOutput(context: context)
         if needsFlush {
             needsFlush = false
             context.flush()
@@ -250,29 +289,23 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         context.fireChannelReadComplete()
     }
 
+    /// Writes what the session has queued (flushed by the caller).
+    private func writeOutput(context: ChannelHandlerContext) {
+        guard session.hasOutput else { return }
+        context.write(wrapOutboundOut(session.takeOutput()), promise: nil)
+        needsFlush = true
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let created as NIOHTTP2StreamCreatedEvent:
-            openStreamIDs.insert(Int(created.streamID))
-        case let closed as StreamClosedEvent:
-            openStreamIDs.remove(Int(closed.streamID))
-            release(closed.streamID)
-            checkDrained(context: context)
-        case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
             closeReason = "idle"
             startDraining(lastStreamID: highestProcessed, reason: .idleTimeout, code: .noError, context: context)
-        default:
-            break
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A write to a stream that has ended (the client reset it, or it is above a GOAWAY's
-        // last-stream-id) concerns that stream only; so does a stream error, which NIOHTTP2 has
-        // answered with RST_STREAM. Closing here would drop the answers still being written.
-        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed || error is NIOHTTP2Errors.StreamError { return }
-        // A protocol error (NIOHTTP2 has sent GOAWAY) or a transport error: this connection ends.
+        // A transport error (TLS, the socket): this connection ends.
         log(.protocolError, detail: "\(error)")
         closeReason = closeReason ?? "closed by the mock after an error"
         context.flush()
@@ -290,26 +323,68 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         context.fireChannelInactive()
     }
 
+    // MARK: Slow clients
+
+    /// Checks the slow-client deadlines `delay` from now (one timer at a time; it re-arms itself
+    /// while requests are unfinished).
+    private func scheduleSlowCheck(in delay: TimeAmount, context: ChannelHandlerContext) {
+        guard slowTimer == nil else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        slowTimer = context.eventLoop.scheduleTask(in: delay) {
+            let handler = bound.value
+            handler.slowTimer = nil
+            handler.checkSlowClients()
+        }
+    }
+
+    private func checkSlowClients() {
+        guard let context, case .open = lifecycle else { return }
+        if !session.hasReceivedSettings {
+            // Not a client speaking HTTP/2 yet: nothing to send a GOAWAY to.
+            log(.protocolError, detail: "no HTTP/2 preface and SETTINGS within \(Self.prefaceTimeout.nanoseconds / 1_000_000_000) s")
+            closeReason = "closed by the mock: no preface"
+            lifecycle = .closing
+            closeAfterWriting(context: context)
+            return
+        }
+        let now = NIODeadline.now().uptimeNanoseconds
+        let limit = UInt64(Self.requestTimeout.nanoseconds)
+        var oldest: UInt64?
+        for (_, pending) in streams where !pending.complete {
+            oldest = min(oldest ?? pending.startedAt, pending.startedAt)
+        }
+        guard let oldest else { return }
+        if now &- oldest >= limit {
+            log(.protocolError, code: .enhanceYourCalm, detail: "a request unfinished \(Self.requestTimeout.nanoseconds / 1_000_000_000) s after it began (a slow client)")
+            closeReason = "a request too slow"
+            startDraining(lastStreamID: highestProcessed, reason: .idleTimeout, code: .enhanceYourCalm, context: context)
+        } else {
+            scheduleSlowCheck(in: .nanoseconds(Int64(limit - (now &- oldest))), context: context)
+        }
+    }
+
+    // MARK: Requests
+
     /// Counts `size` more bytes held for `stream`, or resets the stream when the connection's
     /// budget would be exceeded.
-    private func reserve(_ size: Int, stream id: HTTP2StreamID, context: ChannelHandlerContext) -> Bool {
+    private func reserve(_ size: Int, stream id: Int32, context: ChannelHandlerContext) -> Bool {
         if bufferedBytes + size <= Self.connectionBudget {
             bufferedBytes += size
             return true
         }
         release(id)
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.enhanceYourCalm))), promise: nil)
+        session.reset(stream: id, code: .enhanceYourCalm)
         log(.resetSent, stream: Int(id), code: .enhanceYourCalm, detail: "the connection holds more than \(Self.connectionBudget) bytes of unfinished requests")
         needsFlush = true
         return false
     }
 
     /// Forgets a stream's request and what it held.
-    private func release(_ id: HTTP2StreamID) {
+    private func release(_ id: Int32) {
         if let pending = streams.removeValue(forKey: id) { bufferedBytes -= pending.heldBytes }
     }
 
-    private func finish(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func finish(_ id: Int32, context: ChannelHandlerContext) {
         guard let pending = streams[id], !pending.complete else { return }
         switch lifecycle {
         case .draining(let last, _, _) where Int(id) > last:
@@ -351,22 +426,25 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
                         body: Array(#"{"reason":"InternalServerError"}"#.utf8))
                 }
                 handler.answer(plan, stream: id, context: context)
+                handler.writeOutput(context: context)
+                handler.checkDrained(context: context)
                 context.flush()
             }
             return
         }
         answer(plan, stream: id, context: context)
-        needsFlush = true
     }
 
     /// Carries out a plan now, or after its delay.
-    private func answer(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func answer(_ plan: Plan, stream id: Int32, context: ChannelHandlerContext) {
         if let delay = plan.delay {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                 let (handler, context) = bound.value
                 guard handler.context != nil else { return }
                 handler.perform(plan, stream: id, context: context)
+                handler.writeOutput(context: context)
+                handler.checkDrained(context: context)
                 context.flush()
             }
         } else {
@@ -390,7 +468,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     /// Starts going away (once per connection: a second GOAWAY may not raise the first's
     /// last-stream-id, and the first already told the client where processing stops).
-    private func startDraining(lastStreamID: Int, reason: APNsReason, code: HTTP2ErrorCode, context: ChannelHandlerContext) {
+    private func startDraining(lastStreamID: Int, reason: APNsReason, code: H2ErrorCode, context: ChannelHandlerContext) {
         guard case .open = lifecycle else { return }
         lifecycle = .draining(lastStreamID: lastStreamID, reason: reason, code: code)
         // Streams up to last-stream-id finish; the GOAWAY goes when none is left, or after the
@@ -402,18 +480,18 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         checkDrained(context: context)
     }
 
-    /// Once every stream up to the last-stream-id has ended, the GOAWAY: on the next turn of the
-    /// loop (this may run inside a write's stream-closed event, which must finish first).
+    /// Once every stream up to the last-stream-id has ended (its answer written to the last
+    /// byte), the GOAWAY: on the next turn of the loop, after what is being written now.
     private func checkDrained(context: ChannelHandlerContext) {
-        guard case .draining(let last, _, _) = lifecycle, !openStreamIDs.contains(where: { $0 <= last }) else { return }
+        guard case .draining(let last, _, _) = lifecycle, !session.hasOpenStream(atOrBelow: Int32(clamping: last)) else { return }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute { bound.value.sendGoAwayAndClose() }
     }
 
-    /// Writes the GOAWAY after every answer before it; from then on what the client sends is
-    /// dropped below HTTP/2 (``InboundSeal``), and the connection closes when the client closes
-    /// it or ``lingerAfterGoAway`` after the GOAWAY is on the wire (closing at once, with the
-    /// client's frames unread, would reset the connection under the GOAWAY).
+    /// Writes the GOAWAY after every answer before it; from then on the session reads what the
+    /// client sends only to count the streams it still opens, and the connection closes when
+    /// the client closes it or ``lingerAfterGoAway`` after the GOAWAY is on the wire (closing at
+    /// once, with the client's frames unread, would reset the connection under the GOAWAY).
     private func sendGoAwayAndClose() {
         guard case .draining(let last, let reason, let code) = lifecycle, let context else { return }
         lifecycle = .closing
@@ -426,11 +504,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         }
         closeReason = closeReason ?? "GOAWAY (\(reason.rawValue))"
         log(.goAwaySent, code: code, lastStreamID: last, detail: reason.rawValue)
+        session.goAway(lastStreamID: Int32(clamping: last), code: code, debugData: Array("{\"reason\":\"\(reason.rawValue)\"}".utf8))
         let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(
-            wrapOutboundOut(GoAway.frame(lastStreamID: last, reason: reason, code: code, allocator: context.channel.allocator)), promise: written)
-        seal = try? context.pipeline.syncOperations.handler(type: InboundSeal.self)
-        seal?.seal(lastStreamID: last)
+        context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: written)
+        needsFlush = false
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in
             let context = bound.value
@@ -441,16 +518,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     // MARK: Answering
 
-    private func markAnswered(_ id: HTTP2StreamID) {
-        if streams[id] != nil { streams[id]!.answered = true }
-    }
-
-    private func perform(_ plan: Plan, stream id: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func perform(_ plan: Plan, stream id: Int32, context: ChannelHandlerContext) {
         if case .closing = lifecycle { return }  // nothing for any stream after the GOAWAY
         if let count = plan.lowerStreams ?? (plan.raiseStreams ? core.configuration.maximumConcurrentStreams : nil) {
-            // A rule made in code is not range-checked as a parsed one is: the field is 32 bits.
-            let value = min(max(count, 0), Int(Int32.max))
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: value)])))), promise: nil)
+            session.announceMaximumConcurrentStreams(count)
         }
         if let goAway = plan.goAway, goAway.beforeAnswering {
             // This stream is not processed: the GOAWAY's last-stream-id is below it, unless a
@@ -459,7 +530,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             var last = Int(id) - 2
             if case .draining(let draining, _, _) = lifecycle { last = draining } else if highestProcessed > Int(id) { last = highestProcessed }
             if last >= Int(id) {
-                refuse(id, context: context)
+                refuse(id)
             } else {
                 // Not answered, not reset: the GOAWAY below its id says it was not processed.
                 release(id)
@@ -468,42 +539,32 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         if let code = plan.resetCode {
-            let errorCode = HTTP2ErrorCode(networkCode: Int(code))
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(errorCode))), promise: nil)
-            markAnswered(id)
+            let errorCode = H2ErrorCode(rawValue: code)
+            session.reset(stream: id, code: errorCode)
+            release(id)
             log(.resetSent, stream: Int(id), code: errorCode, detail: "a fault rule")
             return
         }
         if plan.closeConnection {
             closeReason = "closed by a fault rule"
+            writeOutput(context: context)
             context.flush()
             context.close(promise: nil)
             return
         }
         guard let response = plan.response else { return }  // no answer
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(response.headers.count + 1)
-        headers.add(name: ":status", value: String(response.status))
-        // Identifiers are new in every answer: indexing them would only churn the HPACK table.
-        for (name, value) in response.headers { headers.add(name: name, value: value, indexing: name == APNsHeader.contentType ? .indexable : .nonIndexable) }
-        markAnswered(id)
-        if response.body.isEmpty {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers)))), promise: nil)
-            var buffer = context.channel.allocator.buffer(capacity: response.body.count)
-            buffer.writeBytes(response.body)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
-        }
+        release(id)
+        session.respond(stream: id, status: response.status, fields: response.headers, body: response.body)
+        needsFlush = true
         if let goAway = plan.goAway, !goAway.beforeAnswering {
             startDraining(lastStreamID: highestProcessed, reason: goAway.reason, code: .noError, context: context)
         }
     }
 
     /// REFUSED_STREAM: not processed, safe to send again (written before any GOAWAY).
-    private func refuse(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
-        markAnswered(id)
+    private func refuse(_ id: Int32) {
+        session.reset(stream: id, code: .refusedStream)
+        release(id)
         log(.resetSent, stream: Int(id), code: .refusedStream, detail: "refused before a GOAWAY")
     }
 }

@@ -1,7 +1,7 @@
 import NIOCore
 
-/// Writes the header blocks of requests (RFC 7541), choosing per header whether the server's
-/// dynamic table should keep it.
+/// Writes header blocks (RFC 7541), the client's requests and the mock's answers, choosing per
+/// header whether the peer's dynamic table should keep it.
 ///
 /// Headers that repeat from request to request (`:authority`, `authorization`, `apns-topic`,
 /// `apns-push-type`, `apns-priority`) are added to the table once and then sent as one index
@@ -11,10 +11,11 @@ import NIOCore
 /// same advice). Nothing is Huffman-coded: the values are short, and the CPU time is worth more
 /// than the bytes.
 ///
-/// The encoder mirrors the table the server's decoder keeps: its size is the smaller of 4,096
-/// bytes and the server's `SETTINGS_HEADER_TABLE_SIZE`, and a change is announced at the start
-/// of the next block (RFC 7541 §4.2).
-package struct HPACKRequestEncoder {
+/// The encoder mirrors the table the peer's decoder keeps: its size is the smaller of 4,096
+/// bytes and the peer's `SETTINGS_HEADER_TABLE_SIZE`, and a change is announced at the start
+/// of the next block (RFC 7541 §4.2). An answer's `:status` is one index byte for the codes the
+/// static table holds, and a literal otherwise.
+package struct HPACKBlockEncoder {
     private struct Entry {
         var name: String
         var value: String
@@ -24,7 +25,8 @@ package struct HPACKRequestEncoder {
     /// The largest table this encoder uses, whatever the server allows.
     package static let largestTableSize = 4_096
 
-    /// The fields of the static table (RFC 7541 Appendix A) that requests use, by their index.
+    /// The fields of the static table (RFC 7541 Appendix A) that requests and answers use, by
+    /// their index.
     package enum Static: Int {
         case authority = 1
         case methodGET = 2
@@ -32,8 +34,13 @@ package struct HPACKRequestEncoder {
         case path = 4
         case schemeHTTP = 6
         case schemeHTTPS = 7
+        case status200 = 8
         case authorization = 23
+        case contentType = 31
     }
+
+    /// The static table's `:status` entries (RFC 7541 Appendix A, indexes 8 to 14).
+    private static let staticStatuses: [Int: Int] = [200: 8, 204: 9, 206: 10, 304: 11, 400: 12, 404: 13, 500: 14]
 
     /// Entries in the static table; the dynamic table's indexes follow.
     package static let staticTableCount = 61
@@ -67,6 +74,24 @@ package struct HPACKRequestEncoder {
     /// A field that is all in the static table (`:method: POST`).
     package func writeStatic(_ field: Static, into buffer: inout ByteBuffer) {
         Self.writeInteger(field.rawValue, prefixBits: 7, pattern: 0x80, into: &buffer)
+    }
+
+    /// `:status`: one index byte when the static table has the code, else a literal the table
+    /// does not keep under the static name.
+    package func writeStatus(_ status: Int, into buffer: inout ByteBuffer) {
+        if let index = Self.staticStatuses[status] {
+            Self.writeInteger(index, prefixBits: 7, pattern: 0x80, into: &buffer)
+            return
+        }
+        Self.writeInteger(Static.status200.rawValue, prefixBits: 4, pattern: 0x00, into: &buffer)
+        var digits = status
+        var text: [UInt8] = []
+        repeat {
+            text.append(UInt8(ascii: "0") + UInt8(digits % 10))
+            digits /= 10
+        } while digits > 0
+        Self.writeInteger(text.count, prefixBits: 7, pattern: 0x00, into: &buffer)
+        buffer.writeBytes(text.reversed())
     }
 
     /// A field worth keeping: one index byte when the table has it, otherwise a literal that the

@@ -1,0 +1,123 @@
+import NIOHPACK
+
+/// What makes a request's header block malformed (RFC 9113 §8.2 and §8.3), the checks NIOHTTP2
+/// makes of a server's requests: a malformed request is a stream error (`PROTOCOL_ERROR`).
+enum RequestHeaderCheck {
+    /// A malformed block, with what was wrong.
+    struct Problem: Error {
+        var reason: String
+    }
+
+    /// The request's `content-length` (`nil` without one), or what makes the block malformed.
+    static func requestProblem(_ headers: HPACKHeaders) -> Result<Int?, Problem> {
+        var pseudo: PseudoFields = []
+        var regularStarted = false
+        var isConnect = false
+        var contentLength: Int?
+        for (name, value, _) in headers {
+            if let problem = fieldProblem(name: name, value: value) { return .failure(Problem(reason: problem)) }
+            if name.utf8.first == UInt8(ascii: ":") {
+                if regularStarted { return .failure(Problem(reason: "the pseudo-header \(name) after a regular field")) }
+                guard let field = PseudoFields(requestName: name) else {
+                    return .failure(Problem(reason: "\(name) is not a request pseudo-header"))
+                }
+                if pseudo.contains(field) { return .failure(Problem(reason: "\(name) twice")) }
+                pseudo.insert(field)
+                if field == .method { isConnect = value == "CONNECT" }
+                if field == .path, value.isEmpty { return .failure(Problem(reason: "an empty :path")) }
+                continue
+            }
+            regularStarted = true
+            switch name {
+            case "connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade":
+                return .failure(Problem(reason: "the connection-specific field \(name)"))
+            case "te" where value != "trailers":
+                return .failure(Problem(reason: "te: \(value) (only \"trailers\" is allowed)"))
+            case "content-length":
+                guard let length = decimal(value) else { return .failure(Problem(reason: "content-length: \(value) is not a length")) }
+                if let contentLength, contentLength != length {
+                    return .failure(Problem(reason: "two content-length values, \(contentLength) and \(length)"))
+                }
+                contentLength = length
+            default:
+                break
+            }
+        }
+        let (mandatory, allowed): (PseudoFields, PseudoFields) = isConnect
+            ? ([.method, .authority], [.method, .authority])
+            : ([.method, .scheme, .path], [.method, .scheme, .path, .authority])
+        if !pseudo.isSubset(of: allowed) { return .failure(Problem(reason: "a CONNECT request with :scheme or :path")) }
+        if !mandatory.isSubset(of: pseudo) {
+            let missing = mandatory.subtracting(pseudo).names.joined(separator: ", ")
+            return .failure(Problem(reason: "no \(missing)"))
+        }
+        return .success(contentLength)
+    }
+
+    /// What makes a trailers block malformed, or `nil`.
+    static func trailersProblem(_ headers: HPACKHeaders) -> String? {
+        for (name, value, _) in headers {
+            if let problem = fieldProblem(name: name, value: value) { return problem }
+            if name.utf8.first == UInt8(ascii: ":") { return "the pseudo-header \(name) in trailers" }
+        }
+        return nil
+    }
+
+    /// A name that is not a lowercase token (RFC 9110 §5.6.2, RFC 9113 §8.2.1), or a value with
+    /// NUL, CR or LF (RFC 9113 §8.2.1).
+    private static func fieldProblem(name: String, value: String) -> String? {
+        var bytes = name.utf8[...]
+        if bytes.first == UInt8(ascii: ":") { bytes = bytes.dropFirst() }
+        if bytes.isEmpty { return "an empty field name" }
+        for byte in bytes where !isTokenCharacter(byte) {
+            return byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+                ? "the field name \(name) has uppercase letters" : "the field name \(name) has a character a name may not have"
+        }
+        if value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) { return "the value of \(name) has NUL, CR or LF" }
+        return nil
+    }
+
+    /// `tchar` without uppercase letters.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x30...0x39, 0x5E...0x7A, 0x7C, 0x7E: true
+        default: false
+        }
+    }
+
+    /// Digits only, at most 18 of them (RFC 9110 §8.6).
+    private static func decimal(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18 else { return nil }
+        var value = 0
+        for byte in text.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    private struct PseudoFields: OptionSet {
+        var rawValue: UInt8
+        static let method = PseudoFields(rawValue: 1)
+        static let scheme = PseudoFields(rawValue: 2)
+        static let path = PseudoFields(rawValue: 4)
+        static let authority = PseudoFields(rawValue: 8)
+
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        init?(requestName name: String) {
+            switch name {
+            case ":method": self = .method
+            case ":scheme": self = .scheme
+            case ":path": self = .path
+            case ":authority": self = .authority
+            default: return nil
+            }
+        }
+
+        var names: [String] {
+            [(PseudoFields.method, ":method"), (.scheme, ":scheme"), (.path, ":path"), (.authority, ":authority")]
+                .filter { contains($0.0) }.map(\.1)
+        }
+    }
+}
