@@ -250,6 +250,15 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
+        // The HTTP/2 sessions fed bytes written from RFC 9113, their header blocks read by NIOHPACK
+        // and Python's hpack.
+        .testTarget(
+            name: "HeraldHTTP2Tests",
+            dependencies: [
+                "HeraldHTTP2", "HeraldTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ]),
         // Real clients against the mock; AsyncHTTPClient is a test-only dependency.
         .testTarget(
             name: "HeraldInteropTests",

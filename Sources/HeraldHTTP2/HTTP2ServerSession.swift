@@ -142,6 +142,10 @@ package struct HTTP2ServerSession {
     private var streamErrors: RateWindow
     /// The time of the bytes being read (`receive(_:now:)`), for the rate limits.
     private var now: UInt64 = 0
+    /// Since when the bytes read have ended inside a frame or a header block with no frame
+    /// completed since (`nil`: they end on a whole frame): a client sending a byte at a time
+    /// shows here, for the connection's slow-client deadline.
+    package private(set) var incompleteSince: UInt64?
 
     /// A session for a new connection. Before the client acknowledges the server's SETTINGS,
     /// streams are held to 100 (NIOHTTP2's and many servers' assumption), or to the first
@@ -285,10 +289,14 @@ package struct HTTP2ServerSession {
             guard input.readableBytes >= FrameLimits.headerSize + header.length else { break }
             input.moveReaderIndex(forwardBy: FrameLimits.headerSize)
             let payload = input.readSlice(length: header.length)!
+            incompleteSince = nil
             if let event = try handleFrame(type: header.type, flags: header.flags, stream: header.stream, payload: payload) {
                 releaseInputIfRead()
                 return event
             }
+        }
+        if input.readableBytes > 0 || continuing != nil {
+            if incompleteSince == nil { incompleteSince = now }
         }
         releaseInputIfRead()
         return nil

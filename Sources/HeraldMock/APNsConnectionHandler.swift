@@ -36,10 +36,10 @@ import NIOSSL
 ///
 /// ## Slow clients
 ///
-/// A connection that has not completed its preface and first SETTINGS within
-/// ``prefaceTimeout``, or a request whose header block or body is still unfinished
-/// ``requestTimeout`` after it began (a slow-loris client, sending a byte at a time), goes away:
-/// with GOAWAY, or closed if it never spoke HTTP/2. A client that sends nothing at all is the
+/// A connection that has not completed its preface and first SETTINGS within 10 seconds, or a
+/// request whose body is still unfinished 30 seconds after its header block, or a frame or a
+/// header block still unfinished 30 seconds after its first byte (a slow-loris client, sending a
+/// byte at a time) goes away: with GOAWAY, or closed if it never spoke HTTP/2. A client that sends nothing at all is the
 /// idle timeout's (`--idle-timeout`).
 final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     // @unchecked: every member is touched only on the channel's event loop.
@@ -112,9 +112,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     /// client reads the GOAWAY before the connection ends, unless it closes first.
     static let lingerAfterGoAway = TimeAmount.seconds(2)
     /// How long a client has for its preface and first SETTINGS.
-    static let prefaceTimeout = TimeAmount.seconds(10)
-    /// How long a request may take from its first HEADERS frame to the end of its body.
-    static let requestTimeout = TimeAmount.seconds(30)
+    private var prefaceTimeout: TimeAmount { TimeAmount(core.configuration.slowClientTimeouts.preface) }
+    /// How long a request may take from its header block to the end of its body, and a frame
+    /// (or a header block) from its first byte to its last.
+    private var requestTimeout: TimeAmount { TimeAmount(core.configuration.slowClientTimeouts.request) }
 
     init(core: MockCore, listener: IncomingRequest.Listener, state: ConnectionState, resolvesCertificate: Bool, initialStreams: Int) {
         self.core = core
@@ -152,7 +153,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         writeOutput(context: context)
         context.flush()
         needsFlush = false
-        scheduleSlowCheck(in: Self.prefaceTimeout, context: context)
+        scheduleSlowCheck(in: prefaceTimeout, context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -207,7 +208,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             if endStream {
                 finish(id, context: context)
             } else {
-                scheduleSlowCheck(in: Self.requestTimeout, context: context)
+                scheduleSlowCheck(in: requestTimeout, context: context)
             }
         case .data(let id, let buffer, let endStream):
             if streams[id] != nil, !streams[id]!.complete {
@@ -280,6 +281,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if session.incompleteSince != nil { scheduleSlowCheck(in: requestTimeout, context: context) }
         checkDrained(context: context)
         writeOutput(context: context)
         if needsFlush {
@@ -341,26 +343,32 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         guard let context, case .open = lifecycle else { return }
         if !session.hasReceivedSettings {
             // Not a client speaking HTTP/2 yet: nothing to send a GOAWAY to.
-            log(.protocolError, detail: "no HTTP/2 preface and SETTINGS within \(Self.prefaceTimeout.nanoseconds / 1_000_000_000) s")
+            log(.protocolError, detail: "no HTTP/2 preface and SETTINGS within \(Self.seconds(prefaceTimeout))")
             closeReason = "closed by the mock: no preface"
             lifecycle = .closing
             closeAfterWriting(context: context)
             return
         }
         let now = NIODeadline.now().uptimeNanoseconds
-        let limit = UInt64(Self.requestTimeout.nanoseconds)
-        var oldest: UInt64?
+        let limit = UInt64(requestTimeout.nanoseconds)
+        var oldest = session.incompleteSince
         for (_, pending) in streams where !pending.complete {
             oldest = min(oldest ?? pending.startedAt, pending.startedAt)
         }
         guard let oldest else { return }
         if now &- oldest >= limit {
-            log(.protocolError, code: .enhanceYourCalm, detail: "a request unfinished \(Self.requestTimeout.nanoseconds / 1_000_000_000) s after it began (a slow client)")
+            log(.protocolError, code: .enhanceYourCalm, detail: "a request or a frame unfinished \(Self.seconds(requestTimeout)) after it began (a slow client)")
             closeReason = "a request too slow"
             startDraining(lastStreamID: highestProcessed, reason: .idleTimeout, code: .enhanceYourCalm, context: context)
         } else {
             scheduleSlowCheck(in: .nanoseconds(Int64(limit - (now &- oldest))), context: context)
         }
+    }
+
+    /// "30 s", "1.5 s".
+    private static func seconds(_ amount: TimeAmount) -> String {
+        let milliseconds = amount.nanoseconds / 1_000_000
+        return milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000) s" : "\(Double(milliseconds) / 1_000) s"
     }
 
     // MARK: Requests

@@ -144,6 +144,9 @@ public struct MockConfiguration: Sendable {
     /// The longest a connection may stay without a request before the mock sends `GOAWAY` with
     /// `IdleTimeout`; `nil` never.
     public var idleTimeout: Duration? = nil
+    /// Tests only: how long a client has for its preface and first SETTINGS, and a request (or
+    /// a frame) from its start to its end, before its connection goes away as a slow client's.
+    var slowClientTimeouts: (preface: Duration, request: Duration) = (.seconds(10), .seconds(30))
     /// The app's strings (an app bundle, a project tree or one table, as `herald preview` reads
     /// them): pushes render as the app would show them. `nil`: `loc-key`s show as the keys.
     public var localization: LocalizationBundle? = nil

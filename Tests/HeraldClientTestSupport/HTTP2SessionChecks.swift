@@ -43,7 +43,7 @@ public enum HTTP2SessionChecks {
             while !failed, session.canOpenStream, contexts < 8 {
                 let size = (contexts * 300) % 2_101
                 let id = session.openStream(contexts, body: ByteBuffer(repeating: 0x61, count: size)) { encoder, buffer in
-                    encoder.writeStatic(HPACKRequestEncoder.Static.methodPOST, into: &buffer)
+                    encoder.writeStatic(HPACKBlockEncoder.Static.methodPOST, into: &buffer)
                     encoder.writePath("/3/device/", "00", into: &buffer)
                     encoder.writeIndexed(name: "apns-topic", value: "com.example.app", into: &buffer)
                 }

@@ -58,7 +58,7 @@ import Testing
 
     static func open(_ session: inout Session, _ context: Int, body: Int = 0) -> Int32 {
         session.openStream(context, body: ByteBuffer(repeating: 0x61, count: body)) { encoder, buffer in
-            encoder.writeStatic(HPACKRequestEncoder.Static.methodPOST, into: &buffer)
+            encoder.writeStatic(HPACKBlockEncoder.Static.methodPOST, into: &buffer)
         }
     }
 
@@ -290,7 +290,7 @@ import Testing
     /// table, the dynamic table's indexes and evictions, and table size updates must all agree.
     @Test(.ownThreads) func pythonHPACKReadsEveryBlock() throws {
         try ExternalTools.requirePython(modules: "hpack", package: "h2")
-        var encoder = HPACKRequestEncoder()
+        var encoder = HPACKBlockEncoder()
         var blocks: [(size: Int, block: [UInt8], expected: [[String]])] = []
         let bearer = "bearer " + String(repeating: "j", count: 180)
         for round in 0..<40 {
@@ -300,15 +300,15 @@ import Testing
             var buffer = ByteBuffer()
             encoder.startBlock(into: &buffer)
             var expected: [[String]] = []
-            encoder.writeStatic(HPACKRequestEncoder.Static.methodPOST, into: &buffer)
+            encoder.writeStatic(HPACKBlockEncoder.Static.methodPOST, into: &buffer)
             expected.append([":method", "POST"])
-            encoder.writeStatic(HPACKRequestEncoder.Static.schemeHTTPS, into: &buffer)
+            encoder.writeStatic(HPACKBlockEncoder.Static.schemeHTTPS, into: &buffer)
             expected.append([":scheme", "https"])
             encoder.writePath("/3/device/", String(format: "%064x", round), into: &buffer)
             expected.append([":path", "/3/device/" + String(format: "%064x", round)])
-            encoder.writeIndexed(name: ":authority", staticName: HPACKRequestEncoder.Static.authority, value: "api.push.apple.com", into: &buffer)
+            encoder.writeIndexed(name: ":authority", staticName: HPACKBlockEncoder.Static.authority, value: "api.push.apple.com", into: &buffer)
             expected.append([":authority", "api.push.apple.com"])
-            encoder.writeIndexed(name: "authorization", staticName: HPACKRequestEncoder.Static.authorization, value: bearer + "\(round / 7)", into: &buffer)
+            encoder.writeIndexed(name: "authorization", staticName: HPACKBlockEncoder.Static.authorization, value: bearer + "\(round / 7)", into: &buffer)
             expected.append(["authorization", bearer + "\(round / 7)"])
             encoder.writeIndexed(name: "apns-topic", value: "com.example.app\(round % 3)", into: &buffer)
             expected.append(["apns-topic", "com.example.app\(round % 3)"])

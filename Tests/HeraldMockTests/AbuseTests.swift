@@ -5,7 +5,8 @@ import Testing
 
 /// `herald mock` as a process under abuse from raw sockets and Python's `h2`: garbage, an
 /// oversized header block, a flood of streams, rapid resets, a slow reader, requests that never
-/// finish their bodies. Each attack costs at
+/// finish their bodies, floods of PING, SETTINGS and CONTINUATION frames, an HPACK bomb, a
+/// client that opens no window for answers. Each attack costs at
 /// most its own connection; the server keeps serving, and its peak memory stays bounded.
 @Suite(.serialized, .exclusive) struct AbuseTests {
     @Test func abusedServerKeepsServingWithBoundedMemory() async throws {
@@ -40,6 +41,16 @@ import Testing
         let unfinished = results["unfinishedBodies"] ?? [:]
         #expect((unfinished["resetEnhanceYourCalm"] as? Int ?? 0) > 0 || unfinished["connectionTerminated"] as? Bool == true,
                 "bodies beyond the connection's budget are refused: \(unfinished)")
+        for flood in ["pingFlood", "settingsFlood", "continuationFlood"] {
+            let result = results[flood] ?? [:]
+            #expect(result["goAwayCode"] as? Int == 11 || (result["goAwayCode"] == nil && result["closed"] as? Bool == true),
+                    "\(flood) ends its connection with ENHANCE_YOUR_CALM: \(result)")
+        }
+        let bomb = results["hpackBomb"] ?? [:]
+        #expect(bomb["goAwayCode"] as? Int == 11 && (bomb["bombBytes"] as? Int ?? 99) < 32, "\(bomb)")
+        let stalled = results["zeroWindow"] ?? [:]
+        #expect(stalled["headersOnly"] as? Bool == true && stalled["heldWhileClosed"] as? Bool == true, "\(stalled)")
+        #expect((stalled["bodyAfterWindow"] as? String)?.contains("PayloadEmpty") == true, "\(stalled)")
         // Peak resident memory of the server process (VmHWM), in kB.
         let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0

@@ -257,4 +257,81 @@ results["unfinishedBodies"] = {"sent": held, "resetEnhanceYourCalm": calm,
                                "healthyAfter": healthy()}
 sock.close()
 
+
+def goaway_code(seconds):
+    """Reads raw frames (the attacks bypass h2's state) until the server's GOAWAY; its error
+    code, or None."""
+    sock.settimeout(0.2)
+    data, deadline = b"", time.time() + seconds
+    while time.time() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+        while len(data) >= 9 and len(data) >= 9 + int.from_bytes(data[:3], "big"):
+            length, kind = int.from_bytes(data[:3], "big"), data[3]
+            if kind == 7:
+                return int.from_bytes(data[13:17], "big")
+            data = data[9 + length:]
+    return None
+
+
+# 7. Floods of frames that cost the server an answer or a look: 1,000 PINGs, 1,000 SETTINGS,
+# and a header block of 20 CONTINUATION frames. Each ends its connection with ENHANCE_YOUR_CALM.
+for name, flood in [("pingFlood", b"".join(bytes([0, 0, 8, 6, 0, 0, 0, 0, 0]) + i.to_bytes(8, "big") for i in range(1000))),
+                    ("settingsFlood", bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]) * 1000),
+                    ("continuationFlood", bytes([0, 0, 1, 1, 0, 0, 0, 0, 1, 0x83]) + bytes([0, 0, 0, 9, 0, 0, 0, 0, 1]) * 20)]:
+    sock, conn = connect()
+    events_until(sock, conn, lambda e: any(isinstance(x, h2.events.RemoteSettingsChanged) for x in e), 5)
+    try:
+        sock.sendall(flood)
+    except OSError:
+        pass
+    # The raw frames bypass h2's state, which may object to the answers: a GOAWAY or a close.
+    code = goaway_code(10)
+    results[name] = {"goAwayCode": code, "closed": code is not None or closed_within(sock, 5), "healthyAfter": healthy()}
+    sock.close()
+
+# 8. An HPACK bomb: a 4,000-byte entry put in the table, then a block of a few bytes naming it
+# ten times (40 KB decoded, over SETTINGS_MAX_HEADER_LIST_SIZE).
+sock, conn = connect()
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.RemoteSettingsChanged) for x in e), 5)
+request = bytes([0x83, 0x86, 0x04, 0x0B]) + b"/3/device/x"
+entry = bytes([0x40, 0x05]) + b"x-big" + bytes([0x7F, 0xA1, 0x1E]) + b"a" * 4000
+first = request + entry
+sock.sendall(len(first).to_bytes(3, "big") + bytes([1, 5, 0, 0, 0, 1]) + first)
+bomb = request + bytes([0xBE]) * 10
+sock.sendall(len(bomb).to_bytes(3, "big") + bytes([1, 5, 0, 0, 0, 3]) + bomb)
+code = goaway_code(10)
+results["hpackBomb"] = {"goAwayCode": code, "bombBytes": len(bomb), "healthyAfter": healthy()}
+sock.close()
+
+# 9. A client that opens no window for answers (SETTINGS_INITIAL_WINDOW_SIZE 0): answers with a
+# body (400 PayloadEmpty) wait in the server, headers only, until a WINDOW_UPDATE.
+sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+conn.local_settings = h2.settings.Settings(client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+conn.initiate_connection()
+sock.sendall(conn.data_to_send())
+events_until(sock, conn, lambda e: any(isinstance(x, h2.events.RemoteSettingsChanged) for x in e), 5)
+stream = conn.get_next_available_stream_id()
+conn.send_headers(stream, HEADERS, end_stream=True)
+sock.sendall(conn.data_to_send())
+seen = events_until(sock, conn, lambda e: any(isinstance(x, h2.events.ResponseReceived) for x in e), 10)
+headers_only = any(isinstance(x, h2.events.ResponseReceived) for x in seen) and not any(isinstance(x, h2.events.DataReceived) for x in seen)
+more = events_until(sock, conn, lambda e: False, 1)
+still_held = not any(isinstance(x, h2.events.DataReceived) for x in more)
+conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 65535})
+sock.sendall(conn.data_to_send())
+later = events_until(sock, conn, lambda e: any(isinstance(x, h2.events.StreamEnded) for x in e), 10)
+body = b"".join(x.data for x in later if isinstance(x, h2.events.DataReceived))
+results["zeroWindow"] = {"headersOnly": headers_only, "heldWhileClosed": still_held, "bodyAfterWindow": body.decode(errors="replace"),
+                         "healthyAfter": healthy()}
+sock.close()
+
 print(json.dumps(results))
