@@ -4,40 +4,79 @@
 /// digits (spaces or dashes between groups allowed), pass the Luhn check, and start like a card
 /// network's numbers (so millisecond timestamps, which start with 1, do not match).
 enum SensitiveData {
-    /// What one pass over a string says about which detectors could match: how many digits (a
-    /// card needs 13), whether there is an `@` (an e-mail needs one), and the longest run of
-    /// base64url characters (every credential recognised has a run of at least 10).
-    static func traits(of bytes: UnsafeRawBufferPointer) -> (digits: Int, hasAt: Bool, hasTokenStart: Bool) {
-        var digits = 0
+    /// What one pass over a string says about which detectors could match: whether it has a run
+    /// of 13 digits or more with single spaces or dashes between them (a card needs one),
+    /// whether there is an `@` (an e-mail needs one), and whether a run of base64url characters
+    /// reaches 10 (every credential recognised has one).
+    static func traits(of bytes: UnsafeRawBufferPointer) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
+        // One table load a byte says what the byte is (random base64 of 4 KB, an encrypted body
+        // for an extension, is a common value, and every string of custom data takes this pass).
+        byteClasses.withUnsafeBufferPointer { classes in traits(of: bytes, classes: classes) }
+    }
+
+    private static func traits(of bytes: UnsafeRawBufferPointer, classes: UnsafeBufferPointer<UInt8>) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
+        var cardRun = 0
+        var longestCardRun = 0
+        var afterSeparator = false
         var hasAt = false
         var run = 0
         var longestRun = 0
         for byte in bytes {
-            if byte &- UInt8(ascii: "0") < 10 {
-                digits += 1
-                run += 1
-            } else if (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") {
+            let kind = classes[Int(byte)]
+            if kind & ByteClass.digit != 0 {
+                cardRun += 1
+                afterSeparator = false
+            } else if kind & ByteClass.cardSeparator != 0, cardRun > 0, !afterSeparator {
+                afterSeparator = true
+            } else {
+                longestCardRun = max(longestCardRun, cardRun)
+                cardRun = 0
+                afterSeparator = false
+            }
+            if kind & ByteClass.base64URL != 0 {
                 run += 1
             } else {
-                if byte == UInt8(ascii: "@") { hasAt = true }
+                if kind & ByteClass.at != 0 { hasAt = true }
                 longestRun = max(longestRun, run)
                 run = 0
             }
         }
-        return (digits, hasAt, max(longestRun, run) >= 10)
+        return (max(longestCardRun, cardRun) >= 13, hasAt, max(longestRun, run) >= 10)
     }
+
+    /// Bits of ``byteClasses``.
+    enum ByteClass {
+        static let digit: UInt8 = 1
+        static let base64URL: UInt8 = 2
+        static let cardSeparator: UInt8 = 4
+        static let at: UInt8 = 8
+        /// The first byte of a credential's prefix (``token(in:)``).
+        static let tokenStart: UInt8 = 16
+    }
+
+    /// What each byte is, as ``ByteClass`` bits.
+    static let byteClasses: [UInt8] = {
+        var classes = [UInt8](repeating: 0, count: 256)
+        for byte in 0..<256 {
+            let value = UInt8(byte)
+            var kind: UInt8 = 0
+            if value &- UInt8(ascii: "0") < 10 { kind |= ByteClass.digit }
+            if isBase64URL(value) { kind |= ByteClass.base64URL }
+            if value == UInt8(ascii: " ") || value == UInt8(ascii: "-") { kind |= ByteClass.cardSeparator }
+            if value == UInt8(ascii: "@") { kind |= ByteClass.at }
+            if "ebBsrgxA".utf8.contains(value) { kind |= ByteClass.tokenStart }
+            classes[byte] = kind
+        }
+        return classes
+    }()
 
     /// A likely payment card number in `bytes`: a run of 13 to 19 digits (a single space or dash
     /// may separate groups) with a card network's prefix that passes the Luhn check. A run longer
     /// than 19 digits is cut after its 20th and counting starts again.
     ///
-    /// One pass, no allocation: it runs on every number and every string with 13 digits or more
-    /// (random base64 has hundreds).
+    /// One pass, no allocation: it runs on every number of 13 bytes or more, and on the strings
+    /// whose ``traits(of:)`` say they may hold a card.
     static func cardNumber(in bytes: UnsafeRawBufferPointer) -> String? {
-        // Most strings hold fewer than 13 digits: decide that first.
-        var digitCount = 0
-        for byte in bytes where byte &- UInt8(ascii: "0") < 10 { digitCount += 1 }
-        guard digitCount >= 13 else { return nil }
         var digits = InlineArray<20, UInt8>(repeating: 0)
         var count = 0
         var lastWasSeparator = false
@@ -130,8 +169,12 @@ enum SensitiveData {
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
+        return byteClasses.withUnsafeBufferPointer { classes in token(in: bytes, classes: classes) }
+    }
+
+    private static func token(in bytes: UnsafeRawBufferPointer, classes: UnsafeBufferPointer<UInt8>) -> String? {
         var runs = Base64URLRuns(bytes)
-        for start in 0..<(bytes.count - 3) {
+        for start in 0..<(bytes.count - 3) where classes[Int(bytes[start])] & ByteClass.tokenStart != 0 {
             switch bytes[start] {
             case UInt8(ascii: "e"):
                 if isJWT(bytes, at: start, runs: &runs) { return "a JSON Web Token" }

@@ -151,7 +151,7 @@ struct SensitiveScan {
         }
         // One pass decides which detectors can possibly match.
         let traits = SensitiveData.traits(of: bytes)
-        if active.card, traits.digits >= 13, let card = SensitiveData.cardNumber(in: bytes) {
+        if active.card, traits.mayHoldCard, let card = SensitiveData.cardNumber(in: bytes) {
             found.append((.sensitiveCardNumber, .text(card), token.index))
         }
         if active.email, traits.hasAt, let email = SensitiveData.emailRange(in: bytes) {
