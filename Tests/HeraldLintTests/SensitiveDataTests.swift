@@ -18,6 +18,37 @@ import HeraldTestSupport
         }
     }
 
+    /// The first pass's verdicts never rule out what the detectors find: on random strings of
+    /// digits, separators, letters and `@`, a card found means a possible card, an e-mail an
+    /// `@`, a credential a base64url run of 10; and the pass finds a card where one was put.
+    @Test func theFirstPassNeverRulesOutAFinding() {
+        var generator = SeededGenerator(seed: 20_261_201)
+        let alphabet = Array("0123456789 - - @ab.eyJ_sk_live_AKIAbearer x".utf8)
+        var cards = 0, emails = 0, tokens = 0
+        for round in 0..<20_000 {
+            var bytes = (0..<Int.random(in: 0...80, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            if round % 11 == 0 { bytes.insert(contentsOf: Array("sk_live_0a1b2c3d4e5f6g7h ".utf8), at: Int.random(in: 0...bytes.count, using: &generator)) }
+            if round % 7 == 0 { bytes.insert(contentsOf: Array("4111 1111-1111 1111".utf8), at: Int.random(in: 0...bytes.count, using: &generator)) }
+            bytes.withUnsafeBytes { raw in
+                let traits = SensitiveData.traits(of: raw)
+                if SensitiveData.cardNumber(in: raw) != nil {
+                    cards += 1
+                    #expect(traits.mayHoldCard, "\(String(decoding: bytes, as: UTF8.self))")
+                }
+                if SensitiveData.emailRange(in: raw) != nil {
+                    emails += 1
+                    #expect(traits.hasAt)
+                }
+                if SensitiveData.token(in: raw) != nil {
+                    tokens += 1
+                    #expect(traits.hasTokenStart, "\(String(decoding: bytes, as: UTF8.self))")
+                }
+                if round % 7 == 0 { #expect(traits.mayHoldCard) }
+            }
+        }
+        #expect(cards > 1_000 && emails > 100 && tokens > 100, "cards \(cards), e-mails \(emails), credentials \(tokens)")
+    }
+
     static func card(_ text: String) -> String? {
         Array(text.utf8).withUnsafeBytes { SensitiveData.cardNumber(in: $0) }
     }
