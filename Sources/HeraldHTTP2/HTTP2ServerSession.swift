@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHPACK
 
 /// The server side of one HTTP/2 connection (RFC 9113) as a value: bytes from the client go in,
 /// requests and the bytes to send come out. It keeps the connection's rules (the preface,
@@ -74,7 +73,7 @@ package struct HTTP2ServerSession {
     /// What a frame (or several) from the client meant.
     package enum Event {
         /// A new stream's header block: a request, its fields checked as RFC 9113 §8.3 asks.
-        case request(stream: Int32, headers: HPACKHeaders, endStream: Bool)
+        case request(stream: Int32, headers: [HPACKBlockDecoder.Field], endStream: Bool)
         /// Part of a request's body; trailers end it with an empty part.
         case data(stream: Int32, ByteBuffer, endStream: Bool)
         /// The client reset a stream (`open`: the server had not finished answering it).
@@ -116,7 +115,7 @@ package struct HTTP2ServerSession {
     private let empty: ByteBuffer
     private var output: ByteBuffer
     private var encoder = HPACKBlockEncoder()
-    private var decoder: HPACKDecoder
+    private var decoder: HPACKBlockDecoder
     /// A header block waiting for its CONTINUATION frames.
     private var continuing: (stream: Int32, endStream: Bool, block: ByteBuffer, frames: Int)?
     private var prefaceRead = 0
@@ -156,9 +155,7 @@ package struct HTTP2ServerSession {
         output = allocator.buffer(capacity: 4_096)
         empty = allocator.buffer(capacity: 0)
         input = empty
-        decoder = HPACKDecoder(
-            allocator: allocator, maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
-            maxHeaderListSize: configuration.maximumHeaderListSize)
+        decoder = HPACKBlockDecoder(maximumListSize: configuration.maximumHeaderListSize)
         controlFrames = RateWindow(configuration.controlFrameLimit)
         streamErrors = RateWindow(configuration.streamErrorLimit)
     }
@@ -478,15 +475,17 @@ package struct HTTP2ServerSession {
 
     private mutating func headerBlockComplete(stream id: Int32, endStream: Bool, block: inout ByteBuffer, dependsOnItself: Bool) throws(HTTP2ConnectionError) -> Event? {
         // Decoded whatever becomes of the stream: the decoder's table must follow the client's.
-        let headers: HPACKHeaders
-        do {
-            headers = try decoder.decodeHeaders(from: &block)
-        } catch is NIOHPACKErrors.MaxHeaderListSizeViolation {
-            throw fail(.enhanceYourCalm, "a header list larger than SETTINGS_MAX_HEADER_LIST_SIZE (\(configuration.maximumHeaderListSize) bytes)")
+        let headers: [HPACKBlockDecoder.Field]
+        do throws(HPACKBlockDecoder.DecodingError) {
+            headers = try decoder.decode(block)
         } catch {
-            throw fail(.compressionError, "the client's header block cannot be decoded: \(error)")
+            switch error {
+            case .listTooLarge:
+                throw fail(.enhanceYourCalm, "a header list larger than SETTINGS_MAX_HEADER_LIST_SIZE (\(configuration.maximumHeaderListSize) bytes)")
+            case .malformed(let reason):
+                throw fail(.compressionError, "the client's header block cannot be decoded: \(reason)")
+            }
         }
-        if block.readableBytes > 0 { throw fail(.compressionError, "a header block ends inside a field") }
         emptyDataFrames = 0
 
         if id <= highestStreamID {

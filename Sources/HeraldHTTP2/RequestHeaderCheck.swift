@@ -1,5 +1,3 @@
-import NIOHPACK
-
 /// What makes a request's header block malformed (RFC 9113 §8.2 and §8.3), the checks NIOHTTP2
 /// makes of a server's requests: a malformed request is a stream error (`PROTOCOL_ERROR`).
 enum RequestHeaderCheck {
@@ -9,13 +7,14 @@ enum RequestHeaderCheck {
     }
 
     /// The request's `content-length` (`nil` without one), or what makes the block malformed.
-    static func requestProblem(_ headers: HPACKHeaders) -> Result<Int?, Problem> {
+    static func requestProblem(_ headers: [HPACKBlockDecoder.Field]) -> Result<Int?, Problem> {
         var pseudo: PseudoFields = []
         var regularStarted = false
         var isConnect = false
         var contentLength: Int?
-        for (name, value, _) in headers {
-            if let problem = fieldProblem(name: name, value: value) { return .failure(Problem(reason: problem)) }
+        for field in headers {
+            let name = field.name, value = field.value
+            if !field.isWellFormed, let problem = fieldProblem(name: name, value: value) { return .failure(Problem(reason: problem)) }
             if name.utf8.first == UInt8(ascii: ":") {
                 if regularStarted { return .failure(Problem(reason: "the pseudo-header \(name) after a regular field")) }
                 guard let field = PseudoFields(requestName: name) else {
@@ -55,10 +54,10 @@ enum RequestHeaderCheck {
     }
 
     /// What makes a trailers block malformed, or `nil`.
-    static func trailersProblem(_ headers: HPACKHeaders) -> String? {
-        for (name, value, _) in headers {
-            if let problem = fieldProblem(name: name, value: value) { return problem }
-            if name.utf8.first == UInt8(ascii: ":") { return "the pseudo-header \(name) in trailers" }
+    static func trailersProblem(_ headers: [HPACKBlockDecoder.Field]) -> String? {
+        for field in headers {
+            if !field.isWellFormed, let problem = fieldProblem(name: field.name, value: field.value) { return problem }
+            if field.name.utf8.first == UInt8(ascii: ":") { return "the pseudo-header \(field.name) in trailers" }
         }
         return nil
     }
@@ -69,20 +68,12 @@ enum RequestHeaderCheck {
         var bytes = name.utf8[...]
         if bytes.first == UInt8(ascii: ":") { bytes = bytes.dropFirst() }
         if bytes.isEmpty { return "an empty field name" }
-        for byte in bytes where !isTokenCharacter(byte) {
+        for byte in bytes where !HPACKBlockDecoder.isTokenCharacter(byte) {
             return byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
                 ? "the field name \(name) has uppercase letters" : "the field name \(name) has a character a name may not have"
         }
         if value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) { return "the value of \(name) has NUL, CR or LF" }
         return nil
-    }
-
-    /// `tchar` without uppercase letters.
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x30...0x39, 0x5E...0x7A, 0x7C, 0x7E: true
-        default: false
-        }
     }
 
     /// Digits only, at most 18 of them (RFC 9110 §8.6).

@@ -199,7 +199,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             pending.startedAt = NIODeadline.now().uptimeNanoseconds
             var size = 0
             for header in headers {
-                pending.fields.append(name: header.name, value: header.value)
+                pending.fields.append(lowercaseName: header.name, value: header.value)
                 size += header.name.utf8.count + header.value.utf8.count + 32
             }
             guard reserve(size, stream: id, context: context) else { return }

@@ -18,6 +18,12 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
         /// The value, as sent.
         public var value: String
 
+        /// A field whose name is lowercase already (an HTTP/2 server's, checked as it read it).
+        package init(lowercaseName name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+
         /// A field; the name is lowercased.
         public init(name: String, value: String) {
             self.name = APNsHeaderFields.lowercase(name)
@@ -46,6 +52,12 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
     /// Appends a field (a repeat of a name is kept: APNs answers `DuplicateHeaders`).
     public mutating func append(name: String, value: String) {
         fields.append(Field(name: name, value: value))
+    }
+
+    /// Appends a field whose name is lowercase already (the mock's HTTP/2 session checks names
+    /// as it reads them).
+    package mutating func append(lowercaseName name: String, value: String) {
+        fields.append(Field(lowercaseName: name, value: value))
     }
 
     /// The first value of a header, or `nil`. Setting replaces every field of that name by one
