@@ -255,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "HeraldHTTP2Tests",
             dependencies: [
-                "HeraldHTTP2", "HeraldTestSupport",
+                "HeraldHTTP2", "HeraldTestSupport", "HeraldClientTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),

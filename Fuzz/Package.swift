@@ -18,6 +18,7 @@ let package = Package(
         .executableTarget(name: "FuzzPreview", dependencies: [.product(name: "HeraldTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzProviderToken", dependencies: [.product(name: "HeraldAuthTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzHTTP2Client", dependencies: [.product(name: "HeraldClientTestSupport", package: "Herald")]),
+        .executableTarget(name: "FuzzHTTP2Server", dependencies: [.product(name: "HeraldClientTestSupport", package: "Herald")]),
         .executableTarget(name: "FuzzMockConnection", dependencies: [.product(name: "HeraldMockTestSupport", package: "Herald")]),
     ]
 )

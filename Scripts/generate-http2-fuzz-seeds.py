@@ -3,6 +3,10 @@ server frames made with Python's hyperframe and hpack, so the fuzzer starts from
 conversations. Each file is: a mode byte (which SETTINGS the fuzzed server sends first), a split
 byte (where the rest is cut into two reads), then the server's frames. See HTTP2SessionChecks.
 
+And for FuzzHTTP2Server (Tests/Fixtures/fuzz/FuzzHTTP2Server/): a mode byte (the server's
+stream limit and whether it answers with a body), a split byte, then a client's frames after
+its preface. See HTTP2ServerSessionChecks.
+
     python3 Scripts/generate-http2-fuzz-seeds.py
 """
 import os
@@ -69,10 +73,27 @@ seeds = {
                  + SettingsFrame(0, flags=["ACK"]).serialize() + headers(1, [(":status", "100")], end=False)
                  + headers(1, ok, end=False) + data(1, b"", end=False) + headers(1, [("x-trailer", "1")])),
 }
-os.makedirs(out, exist_ok=True)
-for name, make in seeds.items():
-    encoder = hpack.Encoder()
-    mode, split, frames = make()
-    with open(os.path.join(out, f"seed-{name}"), "wb") as file:
-        file.write(bytes([mode, split]) + frames)
-print(f"wrote {len(seeds)} seeds to {os.path.normpath(out)}")
+request = [(":method", "POST"), (":scheme", "https"), (":path", "/3/device/740f4707"), (":authority", "api.push.apple.com"),
+           ("authorization", "bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.e30.c2ln"), ("apns-topic", "com.example.app")]
+body = b'{"aps":{"alert":"Hello"}}'
+server_seeds = {
+    "requests": lambda: (0x07, 30, headers(1, request, end=False) + data(1, body) + headers(3, request, end=False, split=True)
+                  + data(3, body[:5], end=False, pad=2) + data(3, body[5:]) + headers(5, request, pad=3, priority=True)),
+    "windows": lambda: (0x0F, 12, SettingsFrame(0, {SettingsFrame.INITIAL_WINDOW_SIZE: 100}).serialize()
+                 + headers(1, request) + window(1, 5000) + window(0, 30000) + headers(3, request) + window(3, 20000)),
+    "resets": lambda: (0x01, 8, headers(1, request, end=False) + RstStreamFrame(1, 8).serialize() + headers(3, request)
+                + headers(5, request) + PingFrame(0, b"abcdefgh").serialize() + GoAwayFrame(0, 0, 0).serialize()),
+    "trailers": lambda: (0x03, 50, headers(1, request + [("content-length", str(len(body)))], end=False) + data(1, body, end=False)
+                  + headers(1, [("x-checksum", "abc")]) + SettingsFrame(0, {SettingsFrame.HEADER_TABLE_SIZE: 0}).serialize()
+                  + SettingsFrame(0, flags=["ACK"]).serialize() + headers(3, request)),
+}
+written = 0
+for directory, table in [(out, seeds), (os.path.join(os.path.dirname(out), "FuzzHTTP2Server"), server_seeds)]:
+    os.makedirs(directory, exist_ok=True)
+    for name, make in table.items():
+        encoder = hpack.Encoder()
+        mode, split, frames = make()
+        with open(os.path.join(directory, f"seed-{name}"), "wb") as file:
+            file.write(bytes([mode, split]) + frames)
+        written += 1
+print(f"wrote {written} seeds to {os.path.normpath(out)} and FuzzHTTP2Server")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClientTestSupport
 import HeraldHTTP2
 import HeraldTestSupport
 import NIOCore
@@ -615,5 +616,59 @@ extension HTTP2ServerSession.Event: CustomStringConvertible {
         case .goAway(let last, let code): "goAway(\(last), \(code))"
         case .notProcessed(let id): "notProcessed(\(id))"
         }
+    }
+}
+
+/// The fuzzer's properties (``HTTP2ServerSessionChecks``) on its saved inputs and seeds, and on
+/// random frames from a seeded generator.
+@Suite struct HTTP2ServerSessionFuzzTests {
+    @Test("saved fuzz inputs", arguments: Fixtures.fuzzInputs("FuzzHTTP2Server"))
+    func savedFuzzInputs(_ path: String) throws {
+        let bytes = try Fixtures.bytes(path)
+        #expect(HTTP2ServerSessionChecks.check(bytes) == [], "\(path)")
+    }
+
+    /// Frames of every type with random flags, streams and payloads (HPACK blocks among them, as
+    /// random bytes and as a valid request), after a random mode and split.
+    @Test(.ownThreads) func randomFrames() {
+        var generator = SeededGenerator(seed: 91_130)
+        var errors = 0, answered = 0
+        for _ in 0..<3_000 {
+            // Each run is a new connection: its blocks start from an empty table.
+            var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: true)
+            var bytes: [UInt8] = [UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator)]
+            // Half the runs open with well-formed requests, so the frames after them meet streams.
+            if Bool.random(using: &generator) {
+                for stream in [1, 3, 5] as [UInt32] {
+                    bytes += HTTP2ServerSessionTests.frame(0x1, flags: 0x5, stream: stream, HTTP2ServerSessionTests.block(HTTP2ServerSessionTests.request, encoder: &encoder))
+                }
+            }
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                let type = UInt8.random(in: 0...10, using: &generator)
+                let stream = [0, 1, 3, 5, 7, 9, 11, 2, UInt32.random(in: 0...99, using: &generator)].randomElement(using: &generator)!
+                var payload: [UInt8]
+                if type == 1, Bool.random(using: &generator) {
+                    payload = HTTP2ServerSessionTests.block(HTTP2ServerSessionTests.request, encoder: &encoder)
+                } else {
+                    payload = (0..<Int.random(in: 0...20, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                }
+                let flags = type == 1 && Bool.random(using: &generator) ? 0x5 : UInt8.random(in: 0...255, using: &generator) & 0x2D
+                bytes += HTTP2ServerSessionTests.frame(type, flags: flags, stream: stream, payload)
+            }
+            let violations = HTTP2ServerSessionChecks.check(bytes)
+            #expect(violations == [], "\(bytes)")
+            var session = HTTP2ServerSession()
+            session.start()
+            _ = session.takeOutput()
+            var buffer = ByteBuffer(bytes: HTTP2ServerSessionTests.preface + HTTP2ServerSessionTests.settings() + bytes.dropFirst(2))
+            session.receive(&buffer, now: 0)
+            do {
+                while let event = try session.nextEvent() { if case .request = event { answered += 1 } }
+            } catch {
+                errors += 1
+            }
+        }
+        // Both kinds of outcome are reached.
+        #expect(errors > 500 && answered > 100, "connection errors \(errors), requests \(answered)")
     }
 }
