@@ -57,7 +57,6 @@ package struct HPACKBlockDecoder {
     package let allowedTableSize: Int
     /// The largest header list decoded (`SETTINGS_MAX_HEADER_LIST_SIZE`).
     package let maximumListSize: Int
-    private var scratch: [UInt8] = []
 
     /// A decoder for a new connection: an empty table.
     package init(allowedTableSize: Int = 4_096, maximumListSize: Int) {
@@ -142,13 +141,23 @@ package struct HPACKBlockDecoder {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[position..<(position + length)])
         position += length
         guard huffman else { return (String(decoding: raw, as: UTF8.self), Self.check(raw, isName: isName)) }
-        scratch.removeAll(keepingCapacity: true)
-        do throws(HuffmanCode.DecodingError) {
-            try HuffmanCode.decode(raw, into: &scratch)
-        } catch {
-            throw .malformed(error == .endOfString ? "a Huffman string with EOS in it" : "a Huffman string with bad padding")
+        // Decoded straight into the string's storage (the string then checks it is UTF-8).
+        var failure: HuffmanCode.DecodingError?
+        var wellFormed = false
+        let text = String(unsafeUninitializedCapacity: HuffmanCode.maximumDecodedCount(length)) { storage in
+            do throws(HuffmanCode.DecodingError) {
+                let written = try HuffmanCode.decode(raw, into: storage)
+                wellFormed = Self.check(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: storage[..<written])), isName: isName)
+                return written
+            } catch {
+                failure = error
+                return 0
+            }
         }
-        return scratch.withUnsafeBytes { (String(decoding: $0, as: UTF8.self), Self.check($0, isName: isName)) }
+        if let failure {
+            throw .malformed(failure == .endOfString ? "a Huffman string with EOS in it" : "a Huffman string with bad padding")
+        }
+        return (text, wellFormed)
     }
 
     /// A name: a lowercase token, after a leading `:`. A value: no NUL, CR or LF.

@@ -48,18 +48,33 @@ enum HuffmanCode {
         return UInt32(node)
     }
 
-    /// The octets `bytes` encode. The result is at most 8/5 of the input's length.
+    /// The most octets `count` bytes of code can hold: every code is 5 bits or more.
+    static func maximumDecodedCount(_ count: Int) -> Int { count * 8 / 5 + 1 }
+
+    /// The octets `bytes` encode, appended to `output`.
     static func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(DecodingError) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: maximumDecodedCount(bytes.count)))
+        let written = try output.withUnsafeMutableBufferPointer { buffer throws(DecodingError) in
+            try decode(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+        output.removeLast(output.count - start - written)
+    }
+
+    /// Writes the octets `bytes` encode into `output` (``maximumDecodedCount(_:)`` of room);
+    /// returns how many.
+    static func decode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) throws(DecodingError) -> Int {
         try tree.withUnsafeBufferPointer { tree throws(DecodingError) in
             try firstByte.withUnsafeBufferPointer { table throws(DecodingError) in
-                try decode(bytes, tree: tree, table: table, into: &output)
+                try decode(bytes, tree: tree, table: table, into: output)
             }
         }
     }
 
     private static func decode(
-        _ bytes: UnsafeRawBufferPointer, tree: UnsafeBufferPointer<Int32>, table: UnsafeBufferPointer<UInt32>, into output: inout [UInt8]
-    ) throws(DecodingError) {
+        _ bytes: UnsafeRawBufferPointer, tree: UnsafeBufferPointer<Int32>, table: UnsafeBufferPointer<UInt32>, into output: UnsafeMutableBufferPointer<UInt8>
+    ) throws(DecodingError) -> Int {
+        var written = 0
         // `bits` holds `count` bits of input, the next one at the top.
         var bits: UInt64 = 0
         var count = 0
@@ -70,14 +85,15 @@ enum HuffmanCode {
                 count += 8
                 index += 1
             }
-            if count == 0 { return }
+            if count == 0 { return written }
             var node = 0
             if count >= 8 {
                 let entry = table[Int(bits >> 56)]
                 if entry & 1 << 31 != 0 {
                     let symbol = Int(entry & 0xFFFF), length = Int(entry >> 16 & 0xFF)
                     if symbol == 256 { throw .endOfString }
-                    output.append(UInt8(symbol))
+                    output[written] = UInt8(symbol)
+                    written += 1
                     bits <<= UInt64(length)
                     count -= length
                     continue
@@ -94,7 +110,8 @@ enum HuffmanCode {
                     count -= 1
                     if child < 0 {
                         if child == -257 { throw .endOfString }
-                        output.append(UInt8(-child - 1))
+                        output[written] = UInt8(-child - 1)
+                        written += 1
                         break
                     }
                     node = Int(child)
@@ -111,7 +128,8 @@ enum HuffmanCode {
                 used += 1
                 if child < 0 {
                     if child == -257 { throw .endOfString }
-                    output.append(UInt8(-child - 1))
+                    output[written] = UInt8(-child - 1)
+                    written += 1
                     emitted = true
                     break
                 }
@@ -121,7 +139,7 @@ enum HuffmanCode {
                 // The bits ran out inside a code: padding, which must be all ones.
                 let mask = ~UInt64(0) << UInt64(64 - count)
                 guard rest & mask == mask else { throw .badPadding }
-                return
+                return written
             }
             count -= used
         }
