@@ -387,22 +387,20 @@ public struct SimulatedDevice: Sendable {
         guard let update = content.activity else { return [] }
         let id = delivery.activityID ?? "default"
         let ends = update.event == LiveActivityEvent.end.rawValue
-        if var activity = activities[id] {
-            if activity.ended, update.event != LiveActivityEvent.start.rawValue {
+        // Only what the checks need is read out: a copy of the activity would share its history
+        // with the dictionary's, and the change below would then copy the whole history.
+        if let (wasEnded, lastTimestamp) = activities[id].map({ ($0.ended, $0.latest.timestamp) }) {
+            if wasEnded, update.event != LiveActivityEvent.start.rawValue {
                 return [.dropped(id: delivery.id, reason: .activityEnded)]
             }
-            if let new = update.timestamp, let old = activity.latest.timestamp, new < old {
+            if let new = update.timestamp, let old = lastTimestamp, new < old {
                 return [.dropped(id: delivery.id, reason: .staleActivityUpdate)]
             }
             if update.event == LiveActivityEvent.start.rawValue {
                 // Started again under the same identifier: a new activity.
-                activity = Activity(id: id, latest: update, ended: ends, updates: 0, attributesType: update.attributesType, attributes: update.attributes)
+                activities[id] = Activity(id: id, latest: update, ended: ends, updates: 0, attributesType: update.attributesType, attributes: update.attributes)
             }
-            activity.latest = update
-            activity.updates += 1
-            if ends { activity.ended = true }
-            activity.remember(update)
-            activities[id] = activity
+            activities[id]?.apply(update, ends: ends)
         } else {
             var activity = Activity(id: id, latest: update, ended: ends, updates: 1, attributesType: update.attributesType, attributes: update.attributes)
             activity.remember(update)
@@ -478,6 +476,14 @@ public struct SimulatedDevice: Sendable {
 
 extension SimulatedDevice.Activity {
     /// Keeps `update` in the history, the oldest leaving beyond the limit.
+    /// An update applied: the latest, counted, remembered.
+    mutating func apply(_ update: RenderedNotification.ActivityUpdate, ends: Bool) {
+        latest = update
+        updates += 1
+        if ends { ended = true }
+        remember(update)
+    }
+
     mutating func remember(_ update: RenderedNotification.ActivityUpdate) {
         history.append(update)
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
