@@ -1,9 +1,8 @@
 import Foundation
 import HeraldAuth
-import HeraldProtocol
 import HeraldHTTP2
+import HeraldProtocol
 import NIOCore
-import NIOHPACK
 import NIOSSL
 
 /// One HTTP/2 connection of the mock: feeds the socket's bytes to an ``HTTP2ServerSession``
@@ -39,8 +38,8 @@ import NIOSSL
 /// A connection that has not completed its preface and first SETTINGS within 10 seconds, or a
 /// request whose body is still unfinished 30 seconds after its header block, or a frame or a
 /// header block still unfinished 30 seconds after its first byte (a slow-loris client, sending a
-/// byte at a time) goes away: with GOAWAY, or closed if it never spoke HTTP/2. A client that sends nothing at all is the
-/// idle timeout's (`--idle-timeout`).
+/// byte at a time) goes away: with GOAWAY, or closed if it never spoke HTTP/2. A client that
+/// sends nothing at all is the idle timeout's (`--idle-timeout`).
 final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     // @unchecked: every member is touched only on the channel's event loop.
     typealias InboundIn = ByteBuffer
