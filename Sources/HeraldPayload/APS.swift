@@ -52,6 +52,10 @@ public struct APS: Sendable, Hashable {
     /// beside it in ``Payload/custom``.
     public var otherKeys: JSONObject
 
+    /// No key: what a decoded payload's box starts from, copied from one value made once: building
+    /// `APS()` in place goes through every default argument and copies the whole struct twice.
+    static let empty = APS()
+
     /// Creates an `aps` dictionary; every key is optional.
     public init(
         alert: Alert? = nil, badge: Int? = nil, sound: Sound? = nil, threadID: String? = nil,

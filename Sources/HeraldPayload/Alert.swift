@@ -61,6 +61,9 @@ public struct AlertContent: Sendable, Hashable {
     /// Keys Apple does not define, kept in order.
     public var otherKeys: JSONObject
 
+    /// No key: what the decoder fills in place (see ``APS/empty``).
+    static let empty = AlertContent()
+
     /// Creates an alert dictionary.
     public init(
         title: AlertText? = nil, subtitle: AlertText? = nil, body: AlertText? = nil, launchImage: String? = nil,

@@ -176,7 +176,7 @@ struct PayloadReader {
                 // Read in place in a lenient decode too (a value returned and stored would be
                 // copied twice); one it cannot read is left out whole.
                 let read = try payload.modifyAPS { (aps) throws(PayloadDecodingError) -> Bool in
-                    if again { aps = APS() }  // the later value replaces the earlier
+                    if again { aps = APS.empty }  // the later value replaces the earlier
                     return try lenient { () throws(PayloadDecodingError) in try readAPS(member.value, into: &aps) } != nil
                 }
                 if !read { payload.aps = nil }
@@ -235,7 +235,7 @@ struct PayloadReader {
         case .string:
             alert = .body(node.stringValue ?? "")
         case .object:
-            var content = AlertContent()
+            var content = AlertContent.empty
             try readAlertContent(node, into: &content)
             alert = .content(consume content)
         default:

@@ -15,10 +15,10 @@ import HeraldJSON
 public struct Payload: Sendable, Hashable {
     /// Apple's dictionary; `nil` for payloads without one (an MDM push is `{"mdm": "…"}`).
     public var aps: APS? {
-        get { storage.header.hasAPS ? storage.aps.pointee : nil }
+        get { storage.fields.pointee.hasAPS ? storage.aps.pointee : nil }
         set {
             let box = unique()
-            box.header.hasAPS = newValue != nil
+            box.fields.pointee.hasAPS = newValue != nil
             box.aps.pointee = newValue ?? APS()
         }
     }
@@ -31,12 +31,12 @@ public struct Payload: Sendable, Hashable {
     /// the source. Reading builds the object each time; keep it in a variable to read it often.
     public var custom: JSONObject {
         get {
-            switch storage.header.custom {
+            switch storage.fields.pointee.custom {
             case .values(let object): return object
             case .source(let document): return Self.customMembers(of: document)
             }
         }
-        set { unique().header.custom = .values(newValue) }
+        set { unique().fields.pointee.custom = .values(newValue) }
     }
 
     /// Where the custom keys are.
@@ -58,7 +58,7 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// The custom storage, for the encoder.
-    var customStorage: Custom { storage.header.custom }
+    var customStorage: Custom { storage.fields.pointee.custom }
 
     /// The fields live in one copy-on-write box: an `APS` is hundreds of bytes with dozens of
     /// strings, so an inline copy (passing a payload to a batch send, storing it in a record)
@@ -84,12 +84,16 @@ public struct Payload: Sendable, Hashable {
         /// A box with no `aps` yet: the empty one is built in place.
         static func make(custom: Custom) -> Storage {
             let box = unsafeDowncast(create(minimumCapacity: 1) { _ in Header(hasAPS: false, custom: custom) }, to: Storage.self)
-            box.withUnsafeMutablePointerToElements { $0.initialize(to: APS()) }
+            box.withUnsafeMutablePointerToElements { $0.initialize(to: APS.empty) }
             return box
         }
 
         /// The `APS`, valid while the box is alive.
         var aps: UnsafeMutablePointer<APS> { withUnsafeMutablePointerToElements { $0 } }
+
+        /// The header, valid while the box is alive: reached by address, because every use of
+        /// `header` (a class's stored property) is checked for exclusive access at run time.
+        var fields: UnsafeMutablePointer<Header> { withUnsafeMutablePointerToHeader { $0 } }
 
         deinit {
             _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: 1) }
@@ -112,7 +116,7 @@ public struct Payload: Sendable, Hashable {
     mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&reference.box) {
             let old = reference.box
-            reference.box = Storage.make(aps: old.aps.pointee, hasAPS: old.header.hasAPS, custom: old.header.custom)
+            reference.box = Storage.make(aps: old.aps.pointee, hasAPS: old.fields.pointee.hasAPS, custom: old.fields.pointee.custom)
         }
         return reference.box
     }
@@ -133,12 +137,12 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// Whether the payload has `aps`.
-    package var hasAPS: Bool { storage.header.hasAPS }
+    package var hasAPS: Bool { storage.fields.pointee.hasAPS }
 
     /// Changes `aps` in place (setting it present).
     mutating func modifyAPS<Result, Failure: Error>(_ body: (inout APS) throws(Failure) -> Result) throws(Failure) -> Result {
         let box = unique()
-        box.header.hasAPS = true
+        box.fields.pointee.hasAPS = true
         return try withExtendedLifetime(box) { () throws(Failure) -> Result in try body(&box.aps.pointee) }
     }
 
@@ -155,7 +159,7 @@ public struct Payload: Sendable, Hashable {
 
     /// Sets the custom data of a decoded payload.
     mutating func setCustom(_ custom: Custom) {
-        unique().header.custom = custom
+        unique().fields.pointee.custom = custom
     }
 
     public static func == (lhs: Payload, rhs: Payload) -> Bool {
