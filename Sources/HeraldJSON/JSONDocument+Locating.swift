@@ -50,6 +50,14 @@ package struct PointerIndex {
     /// its containers).
     package mutating func pointer(to index: Int) -> JSONPointer? {
         guard parent.indices.contains(index) else { return JSONPointer(tokens: []) }
+        // Most findings are in a container already named: its tokens and one more, with no walk.
+        let container = parent[index]
+        // (A container without a parent is the root, named by no token.)
+        if container >= 0, let known = parent[Int(container)] < 0 ? [] : containerTokens[container] {
+            guard var tokens = known, !hidden.contains(index) else { return nil }
+            tokens.append(token(of: index))
+            return JSONPointer(tokens: tokens)
+        }
         // Up from the value to the root, or to the nearest container already named.
         var chain: [Int] = []
         var current = index
@@ -70,12 +78,15 @@ package struct PointerIndex {
         var tokens = base
         for value in chain.reversed() {
             if hidden.contains(value) { tokens = nil }
-            if tokens != nil {
-                tokens!.append(position[value] >= 0 ? String(position[value]) : document.keyString(at: value - 1) ?? "")
-            }
+            if tokens != nil { tokens!.append(token(of: value)) }
             if value != index { containerTokens[Int32(value)] = tokens }
         }
         return tokens.map { JSONPointer(tokens: $0) }
+    }
+
+    /// The token naming the value at `index` in its container: its position or its key.
+    private func token(of index: Int) -> String {
+        position[index] >= 0 ? String(position[index]) : document.keyString(at: index - 1) ?? ""
     }
 }
 

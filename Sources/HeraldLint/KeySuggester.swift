@@ -31,6 +31,7 @@ enum KeySuggester {
             bags = bytes.map(ScalarBag.init)
             allowed = names.map { $0.count >= 6 ? 2 : 1 }
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
+            precondition(longestRespelling <= Query.inlineLimit, "a query normalizes every key a candidate could be respelled as")
         }
     }
 
@@ -63,19 +64,44 @@ enum KeySuggester {
     /// A key normalized once, to be compared with several sets of candidates.
     struct Query {
         let utf8Count: Int
-        /// ASCII keys (nearly all) are compared as bytes, with no String made.
-        let bytes: [UInt8]?
+        /// An ASCII key (nearly all) normalized in place, compared as bytes: no array and no
+        /// String made. Keys longer than ``inlineLimit`` are no candidate's respelling, so they
+        /// are not normalized at all.
+        private var ascii = InlineArray<128, UInt8>(repeating: 0)
+        /// The normalized bytes in `ascii`, or -1 for a key that is not ASCII (or too long).
+        private var asciiCount = -1
         let scalars: [Unicode.Scalar]
+
+        /// The longest key normalized: its normalized form (a dash at most before each byte)
+        /// fits in the inline storage.
+        static let inlineLimit = 64
 
         init(_ key: String) {
             utf8Count = key.utf8.count
-            if key.utf8.allSatisfy({ $0 < 0x80 }) {
-                bytes = KeySuggester.normalizedASCII(key)
+            guard utf8Count <= Self.inlineLimit else {
+                scalars = []
+                return
+            }
+            var storage = InlineArray<128, UInt8>(repeating: 0)
+            var count = 0
+            var span = storage.mutableSpan
+            let isASCII = span.withUnsafeMutableBufferPointer { buffer in
+                KeySuggester.normalizeASCII(key.utf8, into: buffer, count: &count)
+            }
+            _ = consume span
+            if isASCII {
+                ascii = storage
+                asciiCount = count
                 scalars = []
             } else {
-                bytes = nil
                 scalars = Array(KeySuggester.normalize(key).unicodeScalars)
             }
+        }
+
+        /// Calls `body` with the normalized bytes of an ASCII key, or returns `nil` for another.
+        func withASCII<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+            guard asciiCount >= 0 else { return nil }
+            return ascii.span.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<asciiCount])) }
         }
     }
 
@@ -90,16 +116,19 @@ enum KeySuggester {
     /// The best candidate for a key already normalized.
     static func suggestion(for query: Query, among candidates: Candidates) -> String? {
         guard query.utf8Count <= candidates.longestRespelling else { return nil }
-        if let bytes = query.bytes { return best(bytes, among: candidates, forms: candidates.bytes) }
-        return best(query.scalars, among: candidates, forms: candidates.scalars)
+        if let found = query.withASCII({ best($0, among: candidates, forms: candidates.bytes) }) { return found }
+        guard !query.scalars.isEmpty else { return nil }
+        return query.scalars.withUnsafeBufferPointer { best($0, among: candidates, forms: candidates.scalars) }
     }
 
     /// The candidate nearest `normalized` within its allowance (the first on a tie), comparing
     /// `normalized` with each candidate's form in `forms`.
     private static func best<Element: Equatable & ScalarBag.Countable>(
-        _ normalized: [Element], among candidates: Candidates, forms: [[Element]]
+        _ normalized: UnsafeBufferPointer<Element>, among candidates: Candidates, forms: [[Element]]
     ) -> String? {
-        if let exact = forms.firstIndex(of: normalized) { return candidates.names[exact] }
+        for index in forms.indices where forms[index].count == normalized.count {
+            if forms[index].withUnsafeBufferPointer({ $0.elementsEqual(normalized) }) { return candidates.names[index] }
+        }
         var rows = EditRows()
         var best: (index: Int, distance: Int)?
         let bag = ScalarBag(normalized)
@@ -109,7 +138,7 @@ enum KeySuggester {
                   // Characters one has and the other lacks each cost an edit at least: most
                   // pairs are told apart by counting, before the distance's table.
                   bag.isWithin(allowed, of: candidates.bags[index]) else { continue }
-            let distance = rows.distance(normalized, forms[index], limit: allowed)
+            let distance = forms[index].withUnsafeBufferPointer { rows.distance(normalized, $0, limit: allowed) }
             if distance <= allowed, distance < best?.distance ?? Int.max {
                 best = (index, distance)
             }
@@ -147,41 +176,46 @@ enum KeySuggester {
 
     /// The same for ASCII keys, on bytes (no Unicode property lookups).
     static func normalizeASCII(_ key: String) -> String {
-        String(decoding: normalizedASCII(key), as: UTF8.self)
+        var bytes = [UInt8](repeating: 0, count: 2 * key.utf8.count)
+        var count = 0
+        _ = bytes.withUnsafeMutableBufferPointer { normalizeASCII(key.utf8, into: $0, count: &count) }
+        return String(decoding: bytes[0..<count], as: UTF8.self)
     }
 
-    /// The normalized form of an ASCII key, as bytes: one allocation, no appends (a dash can
-    /// come before each byte at most).
-    static func normalizedASCII(_ key: String) -> [UInt8] {
+    /// Writes the normalized form of an ASCII key into `buffer` (room for twice its bytes: a
+    /// dash can come before each byte at most) and its length into `count`; `false`, with
+    /// nothing meaningful written, when the key is not ASCII.
+    static func normalizeASCII(_ key: String.UTF8View, into buffer: UnsafeMutableBufferPointer<UInt8>, count: inout Int) -> Bool {
         let dash = UInt8(ascii: "-")
-        return [UInt8](unsafeUninitializedCapacity: 2 * key.utf8.count) { buffer, count in
-            var length = 0
-            var previousWasLower = false
-            for byte in key.utf8 {
-                switch byte {
-                case UInt8(ascii: "_"), UInt8(ascii: " "), dash, UInt8(ascii: "."):
-                    if length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
-                    previousWasLower = false
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                    if previousWasLower, length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
-                    buffer[length] = byte | 0x20
-                    length += 1
-                    previousWasLower = false
-                default:
-                    buffer[length] = byte
-                    length += 1
-                    previousWasLower = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                }
+        var length = 0
+        var previousWasLower = false
+        for byte in key {
+            switch byte {
+            case 0x80...: return false
+            case UInt8(ascii: "_"), UInt8(ascii: " "), dash, UInt8(ascii: "."):
+                if length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
+                previousWasLower = false
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                if previousWasLower, length > 0, buffer[length - 1] != dash { buffer[length] = dash; length += 1 }
+                buffer[length] = byte | 0x20
+                length += 1
+                previousWasLower = false
+            default:
+                buffer[length] = byte
+                length += 1
+                previousWasLower = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             }
-            while length > 0, buffer[length - 1] == dash { length -= 1 }
-            count = length
         }
+        while length > 0, buffer[length - 1] == dash { length -= 1 }
+        count = length
+        return true
     }
 
     /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`.
     static func editDistance(_ lhs: String, _ rhs: String, limit: Int) -> Int {
         var rows = EditRows()
-        return rows.distance(Array(lhs.unicodeScalars), Array(rhs.unicodeScalars), limit: limit)
+        let (left, right) = (Array(lhs.unicodeScalars), Array(rhs.unicodeScalars))
+        return left.withUnsafeBufferPointer { a in right.withUnsafeBufferPointer { b in rows.distance(a, b, limit: limit) } }
     }
 }
 
@@ -242,7 +276,7 @@ struct EditRows {
     private var current: [Int] = []
 
     /// The distance between `a` and `b`, or `limit + 1` once it is certainly past `limit`.
-    mutating func distance<Element: Equatable>(_ a: [Element], _ b: [Element], limit: Int) -> Int {
+    mutating func distance<Element: Equatable>(_ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int) -> Int {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         let width = b.count + 1

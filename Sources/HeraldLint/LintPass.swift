@@ -203,9 +203,12 @@ struct LintPass {
         let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
         var diagnostics: [LintDiagnostic] = []
         diagnostics.reserveCapacity(findings.count)
-        // The node findings: pointer, subject and offset first; locations after, in one pass.
-        var located: [(diagnostic: LintDiagnostic, offset: Int)] = []
+        // The node findings: pointer, subject and offset first; locations after, in one pass,
+        // written into the diagnostics in place.
+        var located: [(diagnostic: Int, offset: Int)] = []
         var paths: PointerIndex?
+        // Header and syntax findings first, then the others: the order the sort below keeps
+        // where two findings share an offset.
         for finding in findings {
             let severity = settings.severities[finding.rule.ordinal]
             switch finding.target {
@@ -213,6 +216,13 @@ struct LintPass {
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .header(name), location: nil))
             case .syntax(let location):
                 diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
+            case .node, .key: continue
+            }
+        }
+        for finding in findings {
+            let severity = settings.severities[finding.rule.ordinal]
+            switch finding.target {
+            case .header, .syntax: continue
             case .node(let index), .key(let index, _):
                 guard let document, let node = document.node(at: index) else { continue }
                 let pointer: JSONPointer
@@ -233,17 +243,14 @@ struct LintPass {
                     offset = keyOffset
                     subject = .key(pointer)
                 }
-                located.append((LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: nil), offset))
+                located.append((diagnostics.count, offset))
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: nil))
             }
         }
         if !located.isEmpty {
             let text = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
             let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
-            for (index, entry) in located.enumerated() {
-                var diagnostic = entry.diagnostic
-                diagnostic.location = locations[index]
-                diagnostics.append(diagnostic)
-            }
+            for (index, entry) in located.enumerated() { diagnostics[entry.diagnostic].location = locations[index] }
         }
         diagnostics.sort { lhs, rhs in
             switch (lhs.location, rhs.location) {

@@ -33,11 +33,23 @@ struct LintMessageTests {
         ("content_available", "content-available"), ("contentAvailable", "content-available"), ("thread_id", "thread-id"),
         ("threadId", "thread-id"), ("mutableContent", "mutable-content"), ("Badge", "badge"), ("sounds", "sound"),
         ("interruption_level", "interruption-level"), ("relevance-scor", "relevance-score"),
+        // Not ASCII: compared by scalar. Separators at both ends and doubled: dropped.
+        ("sóund", "sound"), ("Bädge", "badge"), ("_thread__id_", "thread-id"), ("CATEGORY", "category"),
     ])
     func suggestions(_ key: String, _ suggestion: String) throws {
         let report = Linter().lint(#"{"aps":{"alert":"x",""# + key + #"":1}}"#)
         let diagnostic = try #require(report.diagnostics.first { $0.rule == .unknownAPSKey })
         #expect(diagnostic.message.contains("did you mean \"\(suggestion)\"?"), "\(diagnostic.message)")
+        #expect(diagnostic.pointer?.description == "/aps/\(key)")
+    }
+
+    @Test("a key too long to be a respelling gets no suggestion, ASCII or not", arguments: [
+        String(repeating: "sound", count: 13), String(repeating: "sóund", count: 11), String(repeating: "a", count: 64) + "sound",
+    ])
+    func noSuggestionForLongKeys(_ key: String) throws {
+        let report = Linter().lint(#"{"aps":{"alert":"x",""# + key + #"":1}}"#)
+        let diagnostic = try #require(report.diagnostics.first { $0.rule == .unknownAPSKey })
+        #expect(!diagnostic.message.contains("did you mean"), "\(diagnostic.message)")
         #expect(diagnostic.pointer?.description == "/aps/\(key)")
     }
 
