@@ -73,6 +73,17 @@ public struct SourceCursor: Sendable {
         let offset = max(0, min(offset, bytes.count))
         if offset < index { self = SourceCursor() }
         while index < offset {
+            // Eight bytes at a time while none is a line break: each byte that starts a character
+            // (any but a UTF-8 continuation byte, 0b10xxxxxx) is a column.
+            if index + 8 <= offset {
+                let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                if !Self.contains(UInt8(ascii: "\n"), in: word), !Self.contains(UInt8(ascii: "\r"), in: word) {
+                    let continuations = word & ~(word << 1) & 0x8080_8080_8080_8080
+                    column += 8 - continuations.nonzeroBitCount
+                    index += 8
+                    continue
+                }
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\n") {
                 line += 1
@@ -89,6 +100,14 @@ public struct SourceCursor: Sendable {
             }
         }
         return SourceLocation(offset: offset, line: line, column: column)
+    }
+
+    /// Whether one of the eight bytes of `word` is `byte`.
+    @inline(__always)
+    static func contains(_ byte: UInt8, in word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let difference = word ^ (ones &* UInt64(byte))  // a zero byte where `word` has `byte`
+        return (difference &- ones) & ~difference & 0x8080_8080_8080_8080 != 0
     }
 
     /// The locations of `offsets`, in their order, in one pass over `bytes` (they are sorted).

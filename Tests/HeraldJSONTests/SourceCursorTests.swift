@@ -27,4 +27,23 @@ import HeraldTestSupport
             #expect(backAndForth == shuffled.map { expected[$0] }, "one cursor, asked out of order")
         }
     }
+
+    /// Long runs without a line break (read eight bytes at a time), multi-byte characters
+    /// straddling the words, and offsets far apart.
+    @Test(arguments: 0..<20)
+    func agreesOnLongLinesAndSparseOffsets(seed: Int) {
+        var generator = SystemRandomNumberGenerator()
+        _ = seed
+        let pieces: [[UInt8]] = [Array("é".utf8), Array("😀".utf8), Array("abc".utf8), [0x41], [0x20], [0xFF], [0x80]]
+        var bytes: [UInt8] = []
+        for _ in 0..<Int.random(in: 0...600, using: &generator) {
+            let roll = Int.random(in: 0..<60, using: &generator)
+            bytes += roll == 0 ? [0x0A] : roll == 1 ? [0x0D, 0x0A] : roll == 2 ? [0x0D] : pieces.randomElement(using: &generator)!
+        }
+        bytes.withUnsafeBufferPointer { text in
+            let offsets = (0...bytes.count).filter { _ in Int.random(in: 0..<17, using: &generator) == 0 } + [bytes.count]
+            let expected = offsets.map { SourceLocation.scan(text, upTo: $0) }
+            #expect(SourceCursor.locations(ofOffsets: offsets, in: text) == expected)
+        }
+    }
 }
