@@ -51,8 +51,20 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         case .unexpectedEndOfInput(let expected):
             return "unexpected end of input; expected \(expected)"
         case .unexpectedCharacter(let found, let expected, let hint):
-            let base = "expected \(expected), found \(found)"
-            return hint.map { "\(base) (\($0))" } ?? base
+            // Built at its final size (interpolation sizes for its literals, and these values
+            // are longer: every append would grow the string). A body can hold many such errors.
+            var message = ""
+            message.reserveCapacity(18 + expected.utf8.count + found.utf8.count + (hint?.utf8.count ?? 0))
+            message += "expected "
+            message += expected
+            message += ", found "
+            message += found
+            if let hint {
+                message += " ("
+                message += hint
+                message += ")"
+            }
+            return message
         case .invalidUTF8:
             return "invalid UTF-8 byte sequence; JSON text must be UTF-8"
         case .unescapedControlCharacter(let byte):

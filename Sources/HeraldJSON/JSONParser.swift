@@ -611,14 +611,15 @@ private struct Scanner: ~Copyable {
         let slice = UnsafeBufferPointer(rebasing: buffer[index..<min(index + length, buffer.count)])
         let text = String(decoding: slice, as: UTF8.self)
         guard let scalar = text.unicodeScalars.first else { return (nil, text, "'\(text)'") }
-        let name = JSONParseError.scalarName(scalar.value)
+        // The name (`U+201C`) only where it is shown: not for the printable ASCII most errors meet.
         if scalar.value < 0x20 || scalar.value == 0x7F {
+            let name = JSONParseError.scalarName(scalar.value)
             return (scalar, name, name)
         }
         if scalar.isASCII {
             return (scalar, text, "'\(text)'")
         }
-        return (scalar, text, "'\(text)' (\(name))")
+        return (scalar, text, "'\(text)' (\(JSONParseError.scalarName(scalar.value)))")
     }
 
     private static func hint(for scalar: Unicode.Scalar?) -> String? {

@@ -134,7 +134,7 @@ struct LintPass {
             // Errors past the rule's cap are counted, not located or worded.
             let (recoveredDocument, errors, undescribed) = parser.parseRecovering(bytes, describingAtMost: settings.maximumFindingsPerRule)
             for error in errors {
-                report(.invalidJSON, "the body is not JSON: \(error.message)", at: .syntax(error.location))
+                report(.invalidJSON, "the body is not JSON: " + error.message, at: .syntax(error.location))
             }
             if isActive(.invalidJSON) {
                 for _ in 0..<undescribed where hasRoom(.invalidJSON) {
