@@ -134,7 +134,7 @@ extension LintPass {
             hasMDMKey = hasMDMKey || key.isMDM
             checkTooling(member, key)
             if member.value.isNull {
-                report(.customValueNull, "custom key \"\(member.key)\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead", at: member.value)
+                report(.customValueNull, Message.joined("custom key \"", member.key, "\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead"), at: member.value)
             }
             guard checkOutside else { continue }
             if let apsKey = key.apsKey {

@@ -330,13 +330,13 @@ extension LintPass {
         }
         let query = KeySuggester.Query(key)
         if let suggestion = KeySuggester.suggestion(for: query, among: candidates) {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; did you mean \"\(suggestion)\"?", atKeyOf: member)
+            report(rule, Message.joined("\"", key, "\" is not a key of ", place, ", so it is ignored; did you mean \"", suggestion, "\"?"), atKeyOf: member)
         } else if let others, let elsewhere = KeySuggester.suggestion(for: query, among: others) {
             report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
         } else if rule == .unknownAPSKey {
-            report(rule, "\"\(key)\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps", atKeyOf: member)
+            report(rule, Message.joined("\"", key, "\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps"), atKeyOf: member)
         } else {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored", atKeyOf: member)
+            report(rule, Message.joined("\"", key, "\" is not a key of ", place, ", so it is ignored"), atKeyOf: member)
         }
     }
 

@@ -102,7 +102,9 @@ extension LintPass {
 
     mutating func checkArgumentElements(_ arguments: Node, name: String) {
         for element in arguments.elements where element.kind != .string {
-            report(.locArgsNotStrings, "\"\(name)\" elements must be strings, found \(element.kind); write \(element.kind == .number ? "\"\(element.sourceText)\"" : "a string")", at: element)
+            report(.locArgsNotStrings, element.kind == .number
+                ? Message.joined("\"", name, "\" elements must be strings, found a number; write \"", element.sourceText, "\"")
+                : Message.joined("\"", name, "\" elements must be strings, found \(element.kind); write a string"), at: element)
         }
     }
 

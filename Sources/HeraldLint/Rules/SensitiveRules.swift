@@ -71,7 +71,7 @@ extension LintPass {
             case .sensitiveCardNumber:
                 report(.sensitiveCardNumber, "this looks like a payment card number (\(Self.masked(finding.detail.text(in: document)))); do not send card numbers in payloads", at: .node(finding.index))
             case .sensitiveEmail:
-                report(.sensitiveEmail, "\"\(finding.detail.text(in: document))\" is an e-mail address; custom data should not carry customer information", at: .node(finding.index))
+                report(.sensitiveEmail, Message.joined("\"", finding.detail.text(in: document), "\" is an e-mail address; custom data should not carry customer information"), at: .node(finding.index))
             default:
                 report(.sensitiveToken, "this looks like \(finding.detail.text(in: document)); credentials do not belong in payloads", at: .node(finding.index))
             }
@@ -82,7 +82,7 @@ extension LintPass {
     mutating func reportKeyName(_ key: String, value: Int, kind: JSONKind) {
         if kind == .null || kind == .bool { return }
         guard let keyRange = document?.keyByteRange(at: value - 1) else { return }
-        report(.sensitiveKeyName, "custom key \"\(key)\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension", at: .key(value: value, offset: keyRange.lowerBound))
+        report(.sensitiveKeyName, Message.joined("custom key \"", key, "\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension"), at: .key(value: value, offset: keyRange.lowerBound))
     }
 
     /// `4111 …1111`: enough to find it, not enough to leak it again in a report.
