@@ -281,14 +281,13 @@ enum SensitiveData {
             return false
         }
         guard count >= 4 else { return false }
-        let words = sensitiveWords
-        let bigrams = sensitiveBigrams
+        // The tables are read in place (a copy of the words is 336 bytes a key).
         for start in 0..<(count - 3) {
             let first = name[start] &- UInt8(ascii: "a")
             let second = name[start + 1] &- UInt8(ascii: "a")
-            guard first < 26, second < 26, bigrams[Int(first)] & (1 << UInt32(second)) != 0 else { continue }
-            for slot in words.indices {
-                let word = words[slot]
+            guard first < 26, second < 26, sensitiveBigrams[Int(first)] & (1 << UInt32(second)) != 0 else { continue }
+            for slot in sensitiveWords.indices {
+                let word = sensitiveWords[slot]
                 if word.utf8CodeUnitCount <= count - start, word.utf8Start[0] == name[start], word.utf8Start[1] == name[start + 1],
                    matches(word, in: name, at: start) {
                     return true
