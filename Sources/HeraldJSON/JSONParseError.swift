@@ -54,7 +54,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
             // Built at its final size (interpolation sizes for its literals, and these values
             // are longer: every append would grow the string). A body can hold many such errors.
             var message = ""
-            message.reserveCapacity(18 + expected.utf8.count + found.utf8.count + (hint?.utf8.count ?? 0))
+            message.reserveCapacity(17 + expected.utf8.count + found.utf8.count + (hint.map { $0.utf8.count + 3 } ?? 0))
             message += "expected "
             message += expected
             message += ", found "

@@ -155,6 +155,11 @@ public struct LocalizedFormat: Sendable, Hashable {
 
     private static func scan(utf8 bytes: UnsafeBufferPointer<UInt8>) -> [Segment] {
         var segments: [Segment] = []
+        // At most a literal before each `%` and one after the last: one allocation, where
+        // growing a long format's array copies it into ever larger blocks, fresh pages each.
+        var percents = 0
+        for byte in bytes where byte == UInt8(ascii: "%") { percents += 1 }
+        segments.reserveCapacity(2 * percents + 1)
         var sequentialIndex = 0
         var literalStart = 0
         var index = 0
