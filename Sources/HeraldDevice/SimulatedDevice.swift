@@ -241,6 +241,17 @@ public struct SimulatedDevice: Sendable {
     /// Delivers a push at `time`, returning what the device did.
     @discardableResult
     public mutating func receive(_ delivery: Delivery, at time: Double) -> [Event] {
+        var retired: [RenderedNotification.ActivityUpdate] = []
+        return receive(delivery, at: time, retiring: &retired)
+    }
+
+    /// ``receive(_:at:)``, handing the Live Activity updates its history lets go of to `retired`
+    /// rather than freeing them: a host that holds a lock around the device frees them after the
+    /// lock (a content state is a tree of values, and freeing one was most of the time a Live
+    /// Activity update held the lock).
+    package mutating func receive(
+        _ delivery: Delivery, at time: Double, retiring retired: inout [RenderedNotification.ActivityUpdate]
+    ) -> [Event] {
         var delivery = delivery
         if delivery.id.isEmpty {
             counter += 1
@@ -259,7 +270,7 @@ public struct SimulatedDevice: Sendable {
             record(events, at: time)
             return events
         }
-        events += apply(delivery, at: time)
+        events += apply(delivery, at: time, retiring: &retired)
         record(events, at: time)
         return events
     }
@@ -279,7 +290,8 @@ public struct SimulatedDevice: Sendable {
         isOnline = online
         guard online, let delivery = held else { return [] }
         held = nil
-        let events = releaseBackground(upTo: time) + apply(delivery, at: time)
+        var retired: [RenderedNotification.ActivityUpdate] = []
+        let events = releaseBackground(upTo: time) + apply(delivery, at: time, retiring: &retired)
         record(events, at: time)
         return events
     }
@@ -305,7 +317,7 @@ public struct SimulatedDevice: Sendable {
 
     // MARK: Delivery
 
-    private mutating func apply(_ delivery: Delivery, at time: Double) -> [Event] {
+    private mutating func apply(_ delivery: Delivery, at time: Double, retiring retired: inout [RenderedNotification.ActivityUpdate]) -> [Event] {
         if case .at(let seconds)? = delivery.headers.expiration, time > Double(seconds) {
             return [.dropped(id: delivery.id, reason: .expired)]
         }
@@ -313,7 +325,7 @@ public struct SimulatedDevice: Sendable {
         var events: [Event] = []
         switch content.presentation {
         case .liveActivity:
-            events += applyActivity(content, delivery: delivery)
+            events += applyActivity(content, delivery: delivery, retiring: &retired)
             if let sound = content.sound { events.append(.soundPlayed(id: delivery.id, name: sound.playsDefault ? "default" : sound.name)) }
         case .silent:
             if isAppForceQuit { return [.dropped(id: delivery.id, reason: .appForceQuit)] }
@@ -383,7 +395,9 @@ public struct SimulatedDevice: Sendable {
         return events
     }
 
-    private mutating func applyActivity(_ content: RenderedNotification, delivery: Delivery) -> [Event] {
+    private mutating func applyActivity(
+        _ content: RenderedNotification, delivery: Delivery, retiring retired: inout [RenderedNotification.ActivityUpdate]
+    ) -> [Event] {
         guard let update = content.activity else { return [] }
         let id = delivery.activityID ?? "default"
         let ends = update.event == LiveActivityEvent.end.rawValue
@@ -399,6 +413,10 @@ public struct SimulatedDevice: Sendable {
             if update.event == LiveActivityEvent.start.rawValue {
                 // Started again under the same identifier: a new activity.
                 activities[id] = Activity(id: id, latest: update, ended: ends, updates: 0, attributesType: update.attributesType, attributes: update.attributes)
+            }
+            // The oldest update the history lets go of goes to `retired` (freed by the caller).
+            if let oldest = activities[id].flatMap({ $0.history.count >= Activity.historyLimit ? $0.history.first : nil }) {
+                retired.append(oldest)
             }
             activities[id]?.apply(update, ends: ends)
         } else {

@@ -5,70 +5,110 @@
 /// network's numbers (so millisecond timestamps, which start with 1, do not match).
 enum SensitiveData {
     /// What one pass over a string says about which detectors could match: whether it has a run
-    /// of 13 digits or more with single spaces or dashes between them (a card needs one),
+    /// of 13 digits, spaces and dashes (a card, 13 digits or more with single spaces or dashes
+    /// between groups, needs one),
     /// whether there is an `@` (an e-mail needs one), and whether a run of base64url characters
     /// reaches 10 (every credential recognised has one).
     static func traits(of bytes: UnsafeRawBufferPointer) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
-        // One table load a byte says what the byte is (random base64 of 4 KB, an encrypted body
-        // for an extension, is a common value, and every string of custom data takes this pass).
-        byteClasses.withUnsafeBufferPointer { classes in traits(of: bytes, classes: classes) }
-    }
-
-    private static func traits(of bytes: UnsafeRawBufferPointer, classes: UnsafeBufferPointer<UInt8>) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
-        var cardRun = 0
-        var longestCardRun = 0
-        var afterSeparator = false
-        var hasAt = false
-        var run = 0
-        var longestRun = 0
-        for byte in bytes {
-            let kind = classes[Int(byte)]
-            if kind & ByteClass.digit != 0 {
-                cardRun += 1
-                afterSeparator = false
-            } else if kind & ByteClass.cardSeparator != 0, cardRun > 0, !afterSeparator {
-                afterSeparator = true
+        // Eight bytes at a time (random base64 of 4 KB, an encrypted body for an extension, and
+        // long identifiers are common values, and every string of custom data takes this pass):
+        // each class is a mask with a byte's high bit set where the byte is of the class, and a
+        // run is carried from word to word by counting the set bytes at each end of a word. A run
+        // inside one word is at most 8 bytes, shorter than either threshold.
+        var cardRun = 0, tokenRun = 0
+        var mayHoldCard = false, hasAt = false, hasTokenStart = false
+        var offset = 0
+        let count = bytes.count
+        while offset < count {
+            var word: UInt64 = 0
+            if count - offset >= 8 {
+                word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             } else {
-                longestCardRun = max(longestCardRun, cardRun)
-                cardRun = 0
-                afterSeparator = false
+                // The last bytes, padded with zeros (of no class: the runs end there).
+                for index in 0..<(count - offset) { word |= UInt64(bytes[offset + index]) << UInt64(index * 8) }
             }
-            if kind & ByteClass.base64URL != 0 {
-                run += 1
-            } else {
-                if kind & ByteClass.at != 0 { hasAt = true }
-                longestRun = max(longestRun, run)
-                run = 0
-            }
+            offset += 8
+            let classes = WordClasses(word)
+            if classes.at != 0 { hasAt = true }
+            // A card is 13 digits or more with single spaces or dashes between groups: a run of
+            // 13 digits, spaces and dashes is needed (``cardNumber(in:)`` says whether it is one).
+            if !mayHoldCard { mayHoldCard = Self.carry(&cardRun, classes.cardCharacter, reaching: 13) }
+            if !hasTokenStart { hasTokenStart = Self.carry(&tokenRun, classes.base64URL, reaching: 10) }
+            if mayHoldCard, hasTokenStart, hasAt { break }
         }
-        return (max(longestCardRun, cardRun) >= 13, hasAt, max(longestRun, run) >= 10)
+        return (mayHoldCard || cardRun >= 13, hasAt, hasTokenStart || tokenRun >= 10)
     }
 
-    /// Bits of ``byteClasses``.
-    enum ByteClass {
-        static let digit: UInt8 = 1
-        static let base64URL: UInt8 = 2
-        static let cardSeparator: UInt8 = 4
-        static let at: UInt8 = 8
-        /// The first byte of a credential's prefix (``token(in:)``).
-        static let tokenStart: UInt8 = 16
+    /// Carries a run through one word's class mask: whether a run reached `threshold` ending in
+    /// this word; `run` becomes the run the word ends with.
+    @inline(__always)
+    private static func carry(_ run: inout Int, _ mask: UInt64, reaching threshold: Int) -> Bool {
+        if mask == WordClasses.all {
+            run += 8
+            return false
+        }
+        let gaps = ~mask & WordClasses.all
+        let reached = run + gaps.trailingZeroBitCount / 8 >= threshold
+        run = gaps.leadingZeroBitCount / 8
+        return reached
     }
 
-    /// What each byte is, as ``ByteClass`` bits.
-    static let byteClasses: [UInt8] = {
-        var classes = [UInt8](repeating: 0, count: 256)
-        for byte in 0..<256 {
-            let value = UInt8(byte)
-            var kind: UInt8 = 0
-            if value &- UInt8(ascii: "0") < 10 { kind |= ByteClass.digit }
-            if isBase64URL(value) { kind |= ByteClass.base64URL }
-            if value == UInt8(ascii: " ") || value == UInt8(ascii: "-") { kind |= ByteClass.cardSeparator }
-            if value == UInt8(ascii: "@") { kind |= ByteClass.at }
-            if "ebBsrgxA".utf8.contains(value) { kind |= ByteClass.tokenStart }
-            classes[byte] = kind
+    /// The classes of eight bytes at once: in each mask, a byte's high bit is set where the byte
+    /// (the word's lowest byte first) is of the class. Bytes of 0x80 and above are of none.
+    struct WordClasses {
+        static let all: UInt64 = 0x8080_8080_8080_8080
+        private static let ones: UInt64 = 0x0101_0101_0101_0101
+        /// Digits, spaces and dashes.
+        var cardCharacter: UInt64
+        /// Letters, digits, `-` and `_`.
+        var base64URL: UInt64
+        /// `@`.
+        var at: UInt64
+
+        @inline(__always)
+        init(_ word: UInt64) {
+            let ascii = ~word & Self.all
+            let low = word & ~Self.all
+            // A byte x < 0x80 is in lo...hi when x + (0x80 - lo) reaches 0x80 and x + (0x80 - hi
+            // - 1) does not; neither sum carries into the next byte.
+            @inline(__always) func within(_ value: UInt64, _ lo: UInt8, _ hi: UInt8) -> UInt64 {
+                (value &+ Self.ones &* UInt64(0x80 - lo)) & ~(value &+ Self.ones &* UInt64(0x7F - hi)) & ascii
+            }
+            let digit = within(low, 0x30, 0x39)
+            let dash = within(low, 0x2D, 0x2D)
+            let letter = within(low | 0x2020_2020_2020_2020, 0x61, 0x7A)
+            cardCharacter = digit | dash | within(low, 0x20, 0x20)
+            base64URL = letter | digit | dash | within(low, 0x5F, 0x5F)
+            at = within(low, 0x40, 0x40)
         }
-        return classes
+    }
+
+    /// The two-byte filter of the credential scan: bit `c` of entry `first` and of entry
+    /// `256 + second` are both set where `first` and `second` begin a credential (`ey`, `be` in
+    /// any case, and the first two bytes of each of ``apiKeyPrefixes``), one bit per pair of
+    /// bytes pattern.
+    static let credentialPairs: [UInt8] = {
+        var table = [UInt8](repeating: 0, count: 512)
+        var starts: [(UInt8, UInt8)] = [(UInt8(ascii: "e"), UInt8(ascii: "y"))]
+        for first in "bB".utf8 { for second in "eE".utf8 { starts.append((first, second)) } }
+        for slot in apiKeyPrefixes.indices { starts.append((apiKeyPrefixes[slot].utf8Start[0], apiKeyPrefixes[slot].utf8Start[1])) }
+        // Pairs that share a first byte share a bit, so a bit stands for one first byte's
+        // seconds; "bB" × "eE" are one bit.
+        var bits: [UInt8: UInt8] = [:]
+        for (first, second) in starts {
+            let key = first | 0x20 == UInt8(ascii: "b") ? UInt8(ascii: "b") : first
+            let bit = bits[key] ?? UInt8(1) << UInt8(bits.count)
+            bits[key] = bit
+            table[Int(first)] |= bit
+            table[256 + Int(second)] |= bit
+        }
+        return table
     }()
+
+    /// Whether `first` and `second` may begin a credential (``credentialPairs``).
+    static func mayStartCredential(_ first: UInt8, _ second: UInt8) -> Bool {
+        credentialPairs[Int(first)] & credentialPairs[256 + Int(second)] != 0
+    }
 
     /// A likely payment card number in `bytes`: a run of 13 to 19 digits (a single space or dash
     /// may separate groups) with a card network's prefix that passes the Luhn check. A run longer
@@ -169,12 +209,14 @@ enum SensitiveData {
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
-        return byteClasses.withUnsafeBufferPointer { classes in token(in: bytes, classes: classes) }
+        return credentialPairs.withUnsafeBufferPointer { pairs in token(in: bytes, pairs: pairs) }
     }
 
-    private static func token(in bytes: UnsafeRawBufferPointer, classes: UnsafeBufferPointer<UInt8>) -> String? {
+    private static func token(in bytes: UnsafeRawBufferPointer, pairs: UnsafeBufferPointer<UInt8>) -> String? {
         var runs = Base64URLRuns(bytes)
-        for start in 0..<(bytes.count - 3) where classes[Int(bytes[start])] & ByteClass.tokenStart != 0 {
+        // Two table loads a position rule out nearly all of them (a run of `x` or `s` among
+        // them) before any prefix is compared.
+        for start in 0..<(bytes.count - 3) where pairs[Int(bytes[start])] & pairs[256 + Int(bytes[start + 1])] != 0 {
             switch bytes[start] {
             case UInt8(ascii: "e"):
                 if isJWT(bytes, at: start, runs: &runs) { return "a JSON Web Token" }
@@ -190,9 +232,6 @@ enum SensitiveData {
                     if end - (start + 7) >= 16 { return "a bearer token" }
                 }
             case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
-                // The second byte rules out nearly every position (a run of `s` or `x` costs a
-                // comparison a byte) before the prefixes are compared.
-                guard mayStartAPIKey(bytes[start], bytes[start + 1]) else { continue }
                 for slot in apiKeyPrefixes.indices {
                     let prefix = apiKeyPrefixes[slot]
                     if prefix.utf8Start[0] == bytes[start], matches(prefix, in: bytes, at: start),
@@ -238,18 +277,6 @@ enum SensitiveData {
     }
 
     static let apiKeyPrefixes: InlineArray<9, StaticString> = ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
-
-    /// Whether `first` and `second` begin one of ``apiKeyPrefixes`` (kept beside it).
-    @inline(__always)
-    static func mayStartAPIKey(_ first: UInt8, _ second: UInt8) -> Bool {
-        switch (first, second) {
-        case (UInt8(ascii: "s"), UInt8(ascii: "k")), (UInt8(ascii: "r"), UInt8(ascii: "k")), (UInt8(ascii: "g"), UInt8(ascii: "h")),
-             (UInt8(ascii: "g"), UInt8(ascii: "i")), (UInt8(ascii: "x"), UInt8(ascii: "o")), (UInt8(ascii: "A"), UInt8(ascii: "K")):
-            return true
-        default:
-            return false
-        }
-    }
 
     /// Key names that say what they hold (compared as lowercase letters and digits, so
     /// `api_key`, `apiKey` and `API-KEY` are one name).

@@ -139,6 +139,8 @@ extension MockCore {
         // A start that asks for an update token or names a channel (MockCore+Activities.swift).
         let start = Self.activityStart(pushType: headers.pushType, document: report.document)
         let startChannel: String? = if case .channel(let id)? = start, channels.channel(id: id) != nil { id } else { nil }
+        // Updates a Live Activity's history lets go of, freed after the device's lock.
+        var retired: [RenderedNotification.ActivityUpdate] = []
         let problem: Rejection? = entry.state.withLock { device in
             device.lastSeen = now
             if device.environment != environment {
@@ -163,13 +165,14 @@ extension MockCore {
                 case .channel?:
                     if let startChannel {
                         device.channels.insert(startChannel)
-                        device.device.receive(
+                        _ = device.device.receive(
                             SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, activityID: startChannel, rendered: rendered),
-                            at: now.timeIntervalSince1970)
+                            at: now.timeIntervalSince1970, retiring: &retired)
                     }
                 case nil:
-                    device.device.receive(
-                        SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), at: now.timeIntervalSince1970)
+                    _ = device.device.receive(
+                        SimulatedDevice.Delivery(id: apnsID, payload: payload, headers: headers, rendered: rendered), at: now.timeIntervalSince1970,
+                        retiring: &retired)
                 }
             }
             return nil

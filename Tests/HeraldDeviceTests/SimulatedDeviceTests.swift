@@ -129,6 +129,22 @@ import HeraldTestSupport
         #expect(device.notificationCount == 0)
     }
 
+    /// An activity's history keeps its newest 20 updates; what it lets go of is handed, oldest
+    /// first, to a caller that asks for it (the mock frees it outside the device's lock).
+    @Test func historyHandsOverWhatItLetsGo() throws {
+        var device = device()
+        var retired: [RenderedNotification.ActivityUpdate] = []
+        device.receive(try delivery(#"{"aps":{"event":"start","timestamp":1,"attributes-type":"Match","attributes":{},"content-state":{"score":1}}}"#, pushType: .liveactivity, activity: "t"), at: 1)
+        for stamp in 2...30 {
+            let update = try delivery(#"{"aps":{"event":"update","timestamp":\#(stamp),"content-state":{"score":\#(stamp)}}}"#, pushType: .liveactivity, activity: "t")
+            _ = device.receive(update, at: Double(stamp), retiring: &retired)
+        }
+        let activity = try #require(device.activities["t"])
+        #expect(activity.history.map(\.timestamp) == (11...30).map(Double.init))
+        #expect(retired.map(\.timestamp) == (1...10).map(Double.init))
+        #expect(retired.map { $0.contentState?["score"] } == (1...10).map { .number(JSONNumber($0)) })
+    }
+
     @Test func removeAndLog() throws {
         var device = device()
         device.receive(try delivery(#"{"aps":{"alert":"a"}}"#, id: "a"), at: 1)

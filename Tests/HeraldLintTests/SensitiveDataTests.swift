@@ -4,17 +4,47 @@ import HeraldTestSupport
 
 /// The recognisers' single-pass shortcuts against what they stand for.
 @Suite(.ownThreads) struct SensitiveDataTests {
-    /// The two-byte filter lets through exactly the pairs that begin a known API key prefix.
-    @Test func apiKeyFilterMatchesThePrefixes() {
-        var starts = Set<[UInt8]>()
+    /// The two-byte filter lets through exactly the pairs that begin a credential: `ey` (a JWT),
+    /// `be` in any case (a bearer token) and each API key prefix's first two bytes.
+    @Test func credentialFilterMatchesThePrefixes() {
+        var starts: Set<[UInt8]> = [Array("ey".utf8), Array("be".utf8), Array("bE".utf8), Array("Be".utf8), Array("BE".utf8)]
         for slot in SensitiveData.apiKeyPrefixes.indices {
             let prefix = SensitiveData.apiKeyPrefixes[slot]
             starts.insert([prefix.utf8Start[0], prefix.utf8Start[1]])
         }
         for first in UInt8.min...UInt8.max {
             for second in UInt8.min...UInt8.max {
-                #expect(SensitiveData.mayStartAPIKey(first, second) == starts.contains([first, second]), "\(first) \(second)")
+                #expect(SensitiveData.mayStartCredential(first, second) == starts.contains([first, second]), "\(first) \(second)")
             }
+        }
+    }
+
+    /// The longest run of bytes satisfying `isIn`, byte by byte.
+    static func longestRun(_ bytes: [UInt8], _ isIn: (UInt8) -> Bool) -> Int {
+        var run = 0, longest = 0
+        for byte in bytes {
+            run = isIn(byte) ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+
+    /// The eight-bytes-at-a-time pass against its definition, byte by byte: a card is possible
+    /// where 13 digits, spaces and dashes follow each other, a credential where 10 base64url
+    /// characters do, an e-mail where there is an `@`; on strings of every length from 0 to 70
+    /// (runs crossing words at every offset, and a last partial word), with non-ASCII bytes.
+    @Test func wordPassMatchesItsDefinition() {
+        var generator = SeededGenerator(seed: 20_261_202)
+        let alphabets = [Array("0123456789 -".utf8), Array("0123456789 - aZ_@.".utf8), Array("abcXYZ09-_".utf8) + [0xC3, 0xA9, 0x80, 0xFF, 0x7F, 0x60, 0x7B]]
+        for round in 0..<30_000 {
+            let alphabet = alphabets[round % alphabets.count]
+            let bytes = (0..<(round % 71)).map { _ in alphabet.randomElement(using: &generator)! }
+            let digitOrSeparator = Self.longestRun(bytes) { $0 &- 0x30 < 10 || $0 == 0x20 || $0 == 0x2D }
+            let base64URL = Self.longestRun(bytes) { SensitiveData.isBase64URL($0) }
+            let traits = bytes.withUnsafeBytes { SensitiveData.traits(of: $0) }
+            #expect(traits.mayHoldCard == (digitOrSeparator >= 13), "\(bytes)")
+            #expect(traits.hasTokenStart == (base64URL >= 10), "\(bytes)")
+            #expect(traits.hasAt == bytes.contains(0x40), "\(bytes)")
         }
     }
 
