@@ -12,6 +12,9 @@ package enum SQLValue: Sendable, Equatable {
     /// A list of texts: PostgreSQL's `text[]` (bulk inserts through `unnest`). SQLite has no
     /// arrays; its statements never bind one.
     case texts([String])
+    /// A list of integers: PostgreSQL's `bigint[]` (an id list as one value, ``SQLGatewayStore``'s
+    /// `= ANY(?)`). SQLite has no arrays; its statements never bind one.
+    case integers([Int64])
 
     /// The text, or SQL's `NULL` for `nil`.
     package init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }

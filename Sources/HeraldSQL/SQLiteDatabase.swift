@@ -69,7 +69,7 @@ package final class SQLiteDatabase: SQLDatabase {
         case .real(let value): return .float(value)
         case .text(let value): return .text(value)
         case .blob(let bytes): return .blob(ByteBuffer(bytes: bytes))
-        case .texts: throw SQLiteArrayBindError()
+        case .texts, .integers: throw SQLiteArrayBindError()
         }
     }
 

@@ -215,6 +215,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             case .text(let value): binds.append(value)
             case .blob(let bytes): binds.append(ByteBuffer(bytes: bytes))
             case .texts(let texts): binds.append(texts)
+            case .integers(let integers): binds.append(integers)
             }
         }
         return PostgresQuery(unsafeSQL: text, binds: binds)

@@ -666,6 +666,16 @@ final class SQLGatewayStore: GatewayStore {
         try await heldRows.withCancellableLock { try await database.transaction(body) }
     }
 
+    /// `id` among `ids`, for a statement's `WHERE`: `= ANY(?)` bound to one array on PostgreSQL
+    /// (the statement's text and parameters the same whatever the count: a list of a thousand
+    /// placeholders was parsed, bound and planned again for every batch of outcomes and
+    /// leases), `IN (?, …)` on SQLite.
+    private func among(_ ids: ArraySlice<Int64>) -> (condition: String, binds: [SQLValue]) {
+        dialect == .postgres
+            ? ("= ANY(?::bigint[])", [.integers(Array(ids))])
+            : ("IN (\(placeholders(ids.count)))", ids.map(SQLValue.integer))
+    }
+
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
         guard !outcomes.isEmpty else { return }
         try await heldTransaction { executor in
@@ -674,9 +684,10 @@ final class SQLGatewayStore: GatewayStore {
             // Accepted ones (nearly all) in a statement per thousand.
             let accepted = outcomes.filter { if case .accepted = $0.result { return $0.webhooks.isEmpty } else { return false } }.map(\.delivery.id)
             for chunk in accepted.chunked(Self.idsPerStatement) {
+                let list = among(chunk)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id",
-                    [.integer(now), .text(worker)] + chunk.map(SQLValue.integer))
+                    "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id \(list.condition) RETURNING job_id",
+                    [.integer(now), .text(worker)] + list.binds)
                 for row in rows { changes.move(row.text("job_id"), from: .claimed, to: .accepted) }
             }
             var dead: [(delivery: ClaimedDelivery, reason: String?, at: Int64?)] = []
@@ -737,9 +748,10 @@ final class SQLGatewayStore: GatewayStore {
         return try await heldTransaction { executor in
             var extended = Set<Int64>()
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
+                let list = among(chunk)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET lease_until = ? WHERE state = 'claimed' AND claimed_by = ? AND id IN (\(placeholders(chunk.count))) RETURNING id",
-                    [.integer(until), .text(worker)] + chunk.map(SQLValue.integer))
+                    "UPDATE deliveries SET lease_until = ? WHERE state = 'claimed' AND claimed_by = ? AND id \(list.condition) RETURNING id",
+                    [.integer(until), .text(worker)] + list.binds)
                 for row in rows { if let id = row.integer("id") { extended.insert(id) } }
             }
             return extended
@@ -749,7 +761,8 @@ final class SQLGatewayStore: GatewayStore {
     func existingDeliveries(ids: [Int64]) async throws -> Set<Int64> {
         var found = Set<Int64>()
         for chunk in ids.sorted().chunked(Self.idsPerStatement) {
-            for row in try await database.query("SELECT id FROM deliveries WHERE id IN (\(placeholders(chunk.count)))", chunk.map(SQLValue.integer)) {
+            let list = among(chunk)
+            for row in try await database.query("SELECT id FROM deliveries WHERE id \(list.condition)", list.binds) {
                 if let id = row.integer("id") { found.insert(id) }
             }
         }
@@ -761,11 +774,12 @@ final class SQLGatewayStore: GatewayStore {
         try await heldTransaction { executor in
             var changes = StateChanges()
             for chunk in ids.sorted().chunked(Self.idsPerStatement) {
+                let list = among(chunk)
                 // Given back as it was: the attempt it was claimed for was not made. (A cancelled
                 // job's is cancelled: final.)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), in_queue = \(Self.inQueueUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id IN (\(placeholders(chunk.count))) RETURNING job_id, state",
-                    [.integer(now), SQLValue(reason), .integer(now), .text(worker)] + chunk.map(SQLValue.integer))
+                    "UPDATE deliveries SET state = \(Self.queuedUnlessCancelled), in_queue = \(Self.inQueueUnlessCancelled), due_at = ?, attempts = attempts - 1, claimed_by = NULL, reason = coalesce(?, reason), updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id \(list.condition) RETURNING job_id, state",
+                    [.integer(now), SQLValue(reason), .integer(now), .text(worker)] + list.binds)
                 for row in rows { changes.move(row.text("job_id"), from: .claimed, to: row.text("state").flatMap(DeliveryState.init(rawValue:))) }
             }
             try await Self.apply(changes, now: now, on: executor)
