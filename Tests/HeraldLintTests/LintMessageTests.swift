@@ -22,6 +22,19 @@ struct LintMessageTests {
         #expect(voip.limit == 5120)
     }
 
+    @Test("a date of a hundred digits is named, not converted to a year out of range")
+    func hugeDate() throws {
+        // Found by FuzzLint: the year of 1.1e99 seconds trapped converting to Int.
+        let digits = "1" + String(repeating: "1", count: 99)
+        let report = Linter().lint(#"{"aps":{"event":"end","timestamp":1700000000,"dismissal-date":"# + digits + #","content-state":{}}}"#,
+                                   context: LintContext(pushType: "liveactivity"))
+        let diagnostic = try #require(report.diagnostics.first { $0.rule == .dateInMilliseconds })
+        #expect(diagnostic.message == "\"dismissal-date\": \(digits) is in a year past 999,999,999 as seconds; it looks like milliseconds (divide by 1000)")
+        let plausible = Linter().lint(#"{"aps":{"event":"end","timestamp":1700000000,"dismissal-date":1700000000000,"content-state":{}}}"#,
+                                      context: LintContext(pushType: "liveactivity"))
+        #expect(plausible.diagnostics.first { $0.rule == .dateInMilliseconds }?.message.contains("1700000000000 is in the year 55840 as seconds") == true)
+    }
+
     @Test("a pretty body over the limit says how big its compact form is")
     func compactNote() throws {
         let body = "{\n" + String(repeating: " ", count: 4100) + "\"aps\" : { \"alert\" : \"Hi\" }\n}"

@@ -211,9 +211,9 @@ extension LintPass {
         case .timestamp, .staleDate, .dismissalDate:
             guard let seconds = value.doubleValue else { break }
             if seconds > Double(Expiration.millisecondsThreshold) {
-                report(.dateInMilliseconds, "\"\(key)\": \(value.sourceText) is in the year \(Self.year(ofEpochSeconds: seconds)) as seconds; it looks like milliseconds (divide by 1000)", at: value)
+                report(.dateInMilliseconds, "\"\(key)\": \(value.sourceText) is in \(Self.theYear(ofEpochSeconds: seconds)) as seconds; it looks like milliseconds (divide by 1000)", at: value)
             } else if seconds > Self.latestPlausibleDate {
-                report(.dateImplausible, "\"\(key)\": \(value.sourceText) is in the year \(Self.year(ofEpochSeconds: seconds)); check the unit and the arithmetic (UNIX seconds)", at: value)
+                report(.dateImplausible, "\"\(key)\": \(value.sourceText) is in \(Self.theYear(ofEpochSeconds: seconds)); check the unit and the arithmetic (UNIX seconds)", at: value)
             } else if key != .dismissalDate, seconds < Self.liveActivitiesIntroduced {
                 let when = seconds <= 0 ? "is \(value.sourceText)" : "is in \(Self.year(ofEpochSeconds: seconds))"
                 let effect = key == .timestamp ? "every later update looks newer and this one is ignored" : "the activity is stale at once"
@@ -352,6 +352,19 @@ extension LintPass {
 
     /// The calendar year of a UNIX time (for messages only).
     static func year(ofEpochSeconds seconds: Double) -> Int {
-        Int(1970 + seconds / 31_556_952)
+        // A JSON number may have a hundred digits: the year is held within ±999,999,999 rather
+        // than converted out of `Int`'s range (which traps).
+        let year = 1970 + seconds / 31_556_952
+        guard !year.isNaN else { return 1970 }
+        return Int(max(-yearLimit, min(yearLimit, year)))
+    }
+
+    /// The largest year ``year(ofEpochSeconds:)`` gives.
+    static let yearLimit: Double = 999_999_999
+
+    /// "the year 5138", or "a year past 999,999,999" for a time no calendar reaches.
+    static func theYear(ofEpochSeconds seconds: Double) -> String {
+        let year = year(ofEpochSeconds: seconds)
+        return Double(year) >= yearLimit ? "a year past 999,999,999" : "the year \(year)"
     }
 }
