@@ -81,3 +81,29 @@ enum ByteScan {
         return index
     }
 }
+
+extension UnsafeRawBufferPointer {
+    /// The bytes from `offset` to the end, at most eight, as a little-endian word with zeros past
+    /// the end: three loads at most where a loop takes one a byte. Keys are mostly shorter than a
+    /// word, and hashing, classifying and looking one up each reads its tail this way.
+    @inlinable @inline(__always)
+    package func partialWord(from offset: Int) -> UInt64 {
+        let count = self.count - offset
+        if count >= 8 { return UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        var word: UInt64 = 0
+        var position = offset
+        var shift: UInt64 = 0
+        if count & 4 != 0 {
+            word = UInt64(UInt32(littleEndian: loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+            position += 4
+            shift = 32
+        }
+        if count & 2 != 0 {
+            word |= UInt64(UInt16(littleEndian: loadUnaligned(fromByteOffset: position, as: UInt16.self))) << shift
+            position += 2
+            shift += 16
+        }
+        if count & 1 != 0 { word |= UInt64(self[position]) << shift }
+        return word
+    }
+}

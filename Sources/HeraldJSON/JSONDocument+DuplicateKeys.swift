@@ -160,9 +160,7 @@ extension JSONDocument {
             offset += 8
         }
         if offset < bytes.count {
-            var word: UInt64 = 0
-            for index in offset..<bytes.count { word |= UInt64(bytes[index]) << UInt64((index - offset) * 8) }
-            state = (state ^ word) &* 0xC4CE_B9FE_1A85_EC53
+            state = (state ^ bytes.partialWord(from: offset)) &* 0xC4CE_B9FE_1A85_EC53
         }
         state ^= state >> 29
         state = state &* 0xFF51_AFD7_ED55_8CCD

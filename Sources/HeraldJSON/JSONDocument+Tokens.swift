@@ -53,6 +53,20 @@ extension JSONDocument {
         Tokens(document: self, range: member.keyNode.index..<Int(tape[member.value.index].next))
     }
 
+    /// The tokens of the tape entries in `range`, in order: a run of siblings' subtrees (the
+    /// members of an object but some) walked with one iterator, rather than one per member.
+    @inlinable
+    package func tokens(inTapeRange range: Range<Int>) -> Tokens {
+        Tokens(document: self, range: range)
+    }
+
+    /// The tape index just past the subtree of the value at `index` (where its next sibling's
+    /// entries, or its parent's end, begin).
+    @inlinable
+    package func endOfSubtree(at index: Int) -> Int {
+        Int(tape[index].next)
+    }
+
     /// The tokens of a subtree; see ``tokens(in:)``. Holds the document, so the tape stays alive.
     /// Each copy iterates on its own.
     public struct Tokens: Sequence, IteratorProtocol {

@@ -18,6 +18,16 @@ enum KeySuggester {
         let scalars: [[Unicode.Scalar]]
         let bags: [ScalarBag]
         let allowed: [Int]
+        /// The characters each normalized form has (``ScalarBag/present``), read by the first
+        /// filter without touching the form or copying its bag.
+        let presence: [UInt64]
+        /// The candidates by the length of their normalized form: those of length `L` are
+        /// `order[lengthStarts[L]..<lengthStarts[L + 1]]`, in candidate order. A key is compared
+        /// only with the lengths within ``widestAllowance`` of its own.
+        let order: [Int]
+        let lengthStarts: [Int]
+        /// The most edits any candidate allows.
+        static let widestAllowance = 2
         /// Longer keys cannot be a respelling of any name (separators and case at most double a
         /// name, and two edits add two characters): they are not compared, whatever their size.
         let longestRespelling: Int
@@ -29,7 +39,12 @@ enum KeySuggester {
             bytes = normalized.map { Array($0.utf8) }
             scalars = normalized.map { Array($0.unicodeScalars) }
             bags = bytes.map(ScalarBag.init)
-            allowed = names.map { $0.count >= 6 ? 2 : 1 }
+            allowed = names.map { $0.count >= 6 ? Self.widestAllowance : 1 }
+            presence = bags.map(\.present)
+            let lengths = bytes.map(\.count)
+            order = lengths.indices.sorted { (lengths[$0], $0) < (lengths[$1], $1) }
+            let longest = lengths.max() ?? 0
+            lengthStarts = (0...(longest + 1)).map { length in lengths.filter { $0 < length }.count }
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
             precondition(longestRespelling <= Query.inlineLimit, "a query normalizes every key a candidate could be respelled as")
         }
@@ -121,29 +136,47 @@ enum KeySuggester {
         return query.scalars.withUnsafeBufferPointer { best($0, among: candidates, forms: candidates.scalars) }
     }
 
-    /// The candidate nearest `normalized` within its allowance (the first on a tie), comparing
-    /// `normalized` with each candidate's form in `forms`.
+    /// The candidate nearest `normalized` within its allowance (the first on a tie; an exact
+    /// match at once), comparing `normalized` with each candidate's form in `forms`.
+    ///
+    /// Only candidates of a length within reach are visited; each is ruled out by the characters
+    /// present on one side only (a word each way), then by counting characters, before any
+    /// distance.
     private static func best<Element: Equatable & ScalarBag.Countable>(
         _ normalized: UnsafeBufferPointer<Element>, among candidates: Candidates, forms: [[Element]]
     ) -> String? {
-        for index in forms.indices where forms[index].count == normalized.count {
-            if forms[index].withUnsafeBufferPointer({ $0.elementsEqual(normalized) }) { return candidates.names[index] }
-        }
+        let count = normalized.count
+        let longest = candidates.lengthStarts.count - 2
+        guard count - Candidates.widestAllowance <= longest else { return nil }
+        let bag = ScalarBag(normalized)
         var rows = EditRows()
         var best: (index: Int, distance: Int)?
-        let bag = ScalarBag(normalized)
-        for index in forms.indices {
-            let allowed = candidates.allowed[index]
-            guard abs(forms[index].count - normalized.count) <= allowed,
-                  // Characters one has and the other lacks each cost an edit at least: most
-                  // pairs are told apart by counting, before the distance's table.
-                  bag.isWithin(allowed, of: candidates.bags[index]) else { continue }
-            let distance = forms[index].withUnsafeBufferPointer { rows.distance(normalized, $0, limit: allowed) }
-            if distance <= allowed, distance < best?.distance ?? Int.max {
-                best = (index, distance)
+        let found: Int? = candidates.order.withUnsafeBufferPointer { order in
+            candidates.allowed.withUnsafeBufferPointer { allowed in
+                candidates.presence.withUnsafeBufferPointer { presence in
+                    let reach = max(0, count - Candidates.widestAllowance)...min(longest, count + Candidates.widestAllowance)
+                    for length in reach {
+                        for position in candidates.lengthStarts[length]..<candidates.lengthStarts[length + 1] {
+                            let index = order[position]
+                            let allowance = allowed[index]
+                            guard abs(length - count) <= allowance else { continue }
+                            if length == count, forms[index].withUnsafeBufferPointer({ $0.elementsEqual(normalized) }) { return index }
+                            // Characters one has and the other lacks each cost an edit at least.
+                            guard (bag.present & ~presence[index]).nonzeroBitCount <= allowance,
+                                  (presence[index] & ~bag.present).nonzeroBitCount <= allowance,
+                                  bag.lowerBound(to: candidates.bags[index]) <= allowance else { continue }
+                            let distance = forms[index].withUnsafeBufferPointer { rows.distance(normalized, $0, limit: allowance) }
+                            guard distance <= allowance else { continue }
+                            // Lengths are visited out of candidate order: the earlier candidate wins a tie.
+                            if let current = best, (current.distance, current.index) < (distance, index) { continue }
+                            best = (index, distance)
+                        }
+                    }
+                    return nil
+                }
             }
         }
-        return best.map { candidates.names[$0.index] }
+        return (found ?? best?.index).map { candidates.names[$0] }
     }
 
     /// Lowercase kebab-case: `threadID` → `thread-id`, `thread_id` → `thread-id`.
@@ -229,7 +262,7 @@ struct ScalarBag: Sendable {
 
     private var counts = InlineArray<64, UInt8>(repeating: 0)
     /// The slots with a count: the characters present.
-    private var present: UInt64 = 0
+    private(set) var present: UInt64 = 0
 
     init<Characters: Sequence>(_ characters: Characters) where Characters.Element: Countable {
         for character in characters {
@@ -237,14 +270,6 @@ struct ScalarBag: Sendable {
             counts[slot] = counts[slot] &+ 1
             present |= 1 << UInt64(slot)
         }
-    }
-
-    /// Whether the lower bound of the distance to `other` is at most `limit`.
-    func isWithin(_ limit: Int, of other: ScalarBag) -> Bool {
-        // First the characters present on one side only, each an edit at least: one word each
-        // way, enough to tell most pairs apart.
-        guard (present & ~other.present).nonzeroBitCount <= limit, (other.present & ~present).nonzeroBitCount <= limit else { return false }
-        return lowerBound(to: other) <= limit
     }
 
     /// The larger of the characters one has beyond the other, either way.
@@ -269,39 +294,48 @@ extension Unicode.Scalar: ScalarBag.Countable {
     var slot: Int { Int(value & 63) }
 }
 
-/// The three rows of an optimal-string-alignment distance, kept across comparisons.
+/// The three rows of an optimal-string-alignment distance, kept across comparisons: inline for
+/// every candidate's length (a suggestion compares a key with several, and three arrays
+/// allocated for each cost more than the comparisons), in an array past it.
 struct EditRows {
-    private var previousPrevious: [Int] = []
-    private var previous: [Int] = []
-    private var current: [Int] = []
+    /// Three rows of up to 32 cells.
+    private var inline = InlineArray<96, Int>(repeating: 0)
+    private var heap: [Int] = []
 
     /// The distance between `a` and `b`, or `limit + 1` once it is certainly past `limit`.
     mutating func distance<Element: Equatable>(_ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int) -> Int {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         let width = b.count + 1
-        if previous.count < width {
-            previousPrevious = [Int](repeating: 0, count: width)
-            previous = previousPrevious
-            current = previousPrevious
+        if 3 * width <= inline.count {
+            var span = inline.mutableSpan
+            return span.withUnsafeMutableBufferPointer { Self.distance(a, b, limit: limit, rows: $0, width: width) }
         }
-        for j in 0..<width { previous[j] = j }
+        if heap.count < 3 * width { heap = [Int](repeating: 0, count: 3 * width) }
+        return heap.withUnsafeMutableBufferPointer { Self.distance(a, b, limit: limit, rows: $0, width: width) }
+    }
+
+    /// The distance in `rows`: three rows of `width` cells, rotated rather than copied.
+    private static func distance<Element: Equatable>(
+        _ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int, rows: UnsafeMutableBufferPointer<Int>, width: Int
+    ) -> Int {
+        var (previousPrevious, previous, current) = (0, width, 2 * width)
+        for j in 0..<width { rows[previous + j] = j }
         for i in 1...a.count {
-            current[0] = i
+            rows[current] = i
             var rowMinimum = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                var value = min(rows[previous + j] + 1, rows[current + j - 1] + 1, rows[previous + j - 1] + cost)
                 if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    value = min(value, previousPrevious[j - 2] + 1)
+                    value = min(value, rows[previousPrevious + j - 2] + 1)
                 }
-                current[j] = value
+                rows[current + j] = value
                 rowMinimum = min(rowMinimum, value)
             }
             if rowMinimum > limit { return limit + 1 }
-            swap(&previousPrevious, &previous)
-            swap(&previous, &current)
+            (previousPrevious, previous, current) = (previous, current, previousPrevious)
         }
-        return previous[b.count]
+        return rows[previous + b.count]
     }
 }

@@ -293,3 +293,14 @@ struct KeySlots<Key: KnownKey> {
 
     func has(_ key: Key) -> Bool { document != nil && slots[key.ordinal] >= 0 }
 }
+
+extension KnownKey {
+    /// The key spelled `bytes`, if it is one of these. Specialized here, it reads the concrete
+    /// type's table directly: HeraldPayload's generic `init?(utf8:)` is not specialized across
+    /// the module boundary and reached the table through the protocol's witness, which cost as
+    /// much as the lookup itself on every key.
+    @inline(__always)
+    static func lookUp(_ bytes: UnsafeRawBufferPointer) -> Self? {
+        table.ordinal(of: bytes).map { keys[$0] }
+    }
+}

@@ -1,3 +1,5 @@
+import HeraldJSON
+
 /// Recognisers for customer information and secrets in custom data, working on UTF-8 bytes.
 ///
 /// They aim at what leaks in practice and keep false positives low: a card number must be 13 to 19
@@ -15,18 +17,19 @@ enum SensitiveData {
         // each class is a mask with a byte's high bit set where the byte is of the class, and a
         // run is carried from word to word by counting the set bytes at each end of a word. A run
         // inside one word is at most 8 bytes, shorter than either threshold.
+        let count = bytes.count
+        // Most values are shorter than either run (ids, names, flags as strings): only an `@`
+        // can matter.
+        if count < 10 {
+            for byte in bytes where byte == UInt8(ascii: "@") { return (false, true, false) }
+            return (false, false, false)
+        }
         var cardRun = 0, tokenRun = 0
         var mayHoldCard = false, hasAt = false, hasTokenStart = false
         var offset = 0
-        let count = bytes.count
         while offset < count {
-            var word: UInt64 = 0
-            if count - offset >= 8 {
-                word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            } else {
-                // The last bytes, padded with zeros (of no class: the runs end there).
-                for index in 0..<(count - offset) { word |= UInt64(bytes[offset + index]) << UInt64(index * 8) }
-            }
+            // The last bytes are padded with zeros (of no class: the runs end there).
+            let word = bytes.partialWord(from: offset)
             offset += 8
             let classes = WordClasses(word)
             if classes.at != 0 { hasAt = true }
@@ -303,8 +306,10 @@ enum SensitiveData {
     static func matchesSensitiveWord(_ name: UnsafeRawBufferPointer) -> Bool {
         let count = name.count
         if count == 3 {
-            let names = sensitiveNames
-            for slot in names.indices where matches(names[slot], in: name, at: 0) { return true }
+            // The three bytes as one word against each short name's.
+            let word = UInt32(name[0]) | UInt32(name[1]) << 8 | UInt32(name[2]) << 16
+            let words = sensitiveNameWords
+            for slot in words.indices where words[slot] == word { return true }
             return false
         }
         guard count >= 4 else { return false }
@@ -335,6 +340,17 @@ enum SensitiveData {
 
     /// Short names that mark a secret only as the whole key (`pin`, not `spinner`).
     static let sensitiveNames: InlineArray<5, StaticString> = ["ssn", "cvv", "cvc", "pin", "pwd"]
+
+    /// ``sensitiveNames``, each's three bytes as one little-endian word.
+    static let sensitiveNameWords: InlineArray<5, UInt32> = {
+        var words = InlineArray<5, UInt32>(repeating: 0)
+        let names = sensitiveNames
+        for slot in names.indices {
+            let start = names[slot].utf8Start
+            words[slot] = UInt32(start[0]) | UInt32(start[1]) << 8 | UInt32(start[2]) << 16
+        }
+        return words
+    }()
 
     /// Which first-two-letter pairs start a word of ``sensitiveWords``: bit `b` of entry `a`.
     static let sensitiveBigrams: InlineArray<26, UInt32> = {

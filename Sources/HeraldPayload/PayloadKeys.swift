@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HeraldJSON
 
 /// The keys Apple defines inside `aps`, legacy and current, each spelled once.
 ///
@@ -309,10 +310,7 @@ package struct KeyTable: @unchecked Sendable {
     /// The first eight bytes of `key`, little-endian, zeros past its end.
     @inlinable
     static func prefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
-        if key.count >= 8 { return UInt64(littleEndian: key.loadUnaligned(as: UInt64.self)) }
-        var word: UInt64 = 0
-        for index in 0..<key.count { word |= UInt64(key[index]) << UInt64(index * 8) }
-        return word
+        key.partialWord(from: 0)
     }
 
     /// A copy of `array` that is never freed.

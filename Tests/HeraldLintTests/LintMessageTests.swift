@@ -115,6 +115,23 @@ struct LintMessageTests {
         #expect(!rules(#"{"aps":{},"pinned":true,"spinner":"x"}"#).contains(.sensitiveKeyName))
         // Alert text is not custom data.
         #expect(!rules(#"{"aps":{"alert":"Mail from jane@example.com"}}"#).contains(.sensitiveEmail))
+        // The short names only as the whole key, in any case or spelling; three letters that are
+        // none of them are nothing.
+        for key in ["ssn", "CVV", "cvc", "pin", "pwd", "Pin"] {
+            #expect(rules(#"{"aps":{},"\#(key)":"1234"}"#).contains(.sensitiveKeyName), "\(key)")
+        }
+        for key in ["ssh", "cv", "pinx", "pwn", "abc"] {
+            #expect(!rules(#"{"aps":{},"\#(key)":"1234"}"#).contains(.sensitiveKeyName), "\(key)")
+        }
+    }
+
+    /// Every member beside `aps` is scanned, before, between and after repeated `aps` keys, and
+    /// nothing inside either `aps`.
+    @Test("the sensitive-data scan covers each custom member around every aps")
+    func sensitiveScanCoversEveryCustomMember() {
+        let body = #"{"a":"ann@example.org","aps":{"x":"in@aps.example"},"b":{"c":["bob@example.org"]},"aps":{"y":"again@aps.example"},"d":"dan@example.org"}"#
+        let quoted = Linter().lint(body).diagnostics.filter { $0.rule == .sensitiveEmail }.map { String($0.message.prefix { $0 != " " }) }
+        #expect(quoted == [#""ann@example.org""#, #""bob@example.org""#, #""dan@example.org""#])
     }
 
     /// The address a finding quotes is the one in the value, decoded, whether the value is read

@@ -255,6 +255,20 @@ enum ScalingBenchmarks {
         return failed.isEmpty
     }
 
+    /// Lints each 4 KB payload whose name contains `filter` (every one when nil) `times` times,
+    /// printing its name and findings once: the loop `valgrind --tool=callgrind` counts.
+    static func repeatFourKilobyte(filter: String?, times: Int) {
+        for shape in fourKilobytePayloads() where filter == nil || shape.name.localizedCaseInsensitiveContains(filter!) {
+            let bytes = Array(shape.text.utf8)
+            var findings = 0
+            for _ in 0..<max(times, 1) {
+                let report = linter.lint(bytes, context: shape.context)
+                findings = report.diagnostics.count + report.unlistedCount
+            }
+            print("\(shape.name): \(findings) findings, \(max(times, 1)) lints")
+        }
+    }
+
     /// Medians per operation of `first` and `second`, timed in alternating batches of one size
     /// (sized to `minimum` on `first`).
     static func measurePair(_ first: () -> Void, _ second: () -> Void, rounds: Int, minimum: UInt64) -> (Double, Double) {

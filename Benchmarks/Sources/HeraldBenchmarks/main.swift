@@ -1,11 +1,12 @@
 import Foundation
 
-// Usage: HeraldBenchmarks [payload] [localization] [lint [--lines N] [--herald PATH]] [scaling [--quick] [--only TEXT]] [--rounds N]
+// Usage: HeraldBenchmarks [payload] [localization] [lint [--lines N] [--herald PATH]] [scaling [--quick] [--only TEXT]]
+//        [repeat --only TEXT --times N] [--rounds N]
 let arguments = CommandLine.arguments.dropFirst()
 let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 60
 let suites = arguments.enumerated().filter { index, argument in
     !argument.hasPrefix("--") && Int(argument) == nil
-        && (index == 0 || !["--herald", "--only"].contains(arguments[arguments.index(arguments.startIndex, offsetBy: index - 1)]))
+        && (index == 0 || !["--herald", "--only", "--times"].contains(arguments[arguments.index(arguments.startIndex, offsetBy: index - 1)]))
 }.map(\.element)
 let selected = suites.isEmpty ? ["payload"] : suites
 
@@ -35,8 +36,15 @@ for suite in selected {
         // Work per finding is reported against its target, not yet enforced.
         _ = ScalingBenchmarks.runPerFinding(quick: arguments.contains("--quick"), filter: only)
         if !linear { exit(1) }
+    case "repeat":
+        // Lints the 4 KB payloads whose names contain TEXT, N times each, and prints nothing
+        // timed: for `valgrind --tool=callgrind`, whose instruction counts the machine's noise
+        // does not move (run with N and 1, and take the difference over N - 1).
+        let only = arguments.firstIndex(of: "--only").map { String(arguments[arguments.index(after: $0)]) }
+        let times = arguments.firstIndex(of: "--times").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 200
+        ScalingBenchmarks.repeatFourKilobyte(filter: only, times: times)
     default:
-        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint, scaling\n".utf8))
+        FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint, scaling, repeat\n".utf8))
         exit(2)
     }
 }

@@ -110,8 +110,8 @@ extension LintPass {
                 isMDM = bytes[0] == UInt8(ascii: "m") && bytes[1] == UInt8(ascii: "d") && bytes[2] == UInt8(ascii: "m")
                 if isAPS || isMDM { return }
             }
-            apsKey = APSKey(utf8: bytes)
-            if apsKey == nil { alertKey = AlertKey(utf8: bytes) }
+            apsKey = APSKey.lookUp(bytes)
+            if apsKey == nil { alertKey = AlertKey.lookUp(bytes) }
             if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
         }
 

@@ -155,7 +155,7 @@ extension LintPass {
 
     mutating func checkKeys(_ aps: Node) {
         for member in aps.members {
-            guard let key = member.keyNode.withUTF8({ APSKey(utf8: $0) }) ?? nil else {
+            guard let key = member.keyNode.withUTF8({ APSKey.lookUp($0) }) ?? nil else {
                 reportUnknown(member, rule: .unknownAPSKey, place: "aps", candidates: KeySuggester.apsKeys,
                               alsoCheck: KeySuggester.alertKeys, alsoPlace: "alert")
                 continue
@@ -226,7 +226,7 @@ extension LintPass {
 
     mutating func checkAlertKeys(_ alert: Node) {
         for member in alert.members {
-            guard let key = member.keyNode.withUTF8({ AlertKey(utf8: $0) }) ?? nil else {
+            guard let key = member.keyNode.withUTF8({ AlertKey.lookUp($0) }) ?? nil else {
                 reportUnknown(member, rule: .unknownAlertKey, place: "the alert dictionary",
                               candidates: KeySuggester.alertKeys, alsoCheck: KeySuggester.apsKeys, alsoPlace: "aps")
                 continue
@@ -288,7 +288,7 @@ extension LintPass {
     mutating func checkSoundDictionary(_ sound: Node) {
         for member in sound.members {
             let value = member.value
-            switch member.keyNode.withUTF8({ SoundKey(utf8: $0) }) ?? nil {
+            switch member.keyNode.withUTF8({ SoundKey.lookUp($0) }) ?? nil {
             case .critical?:
                 guard let number = value.number else {
                     report(.keyType, "\"critical\" must be a number, found \(value.kind)", at: value)

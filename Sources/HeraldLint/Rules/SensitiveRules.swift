@@ -43,9 +43,16 @@ extension LintPass {
         // secret is found as a nested one is, and the scan's state is set up once per payload.
         let document = root.document
         var scan = SensitiveScan(active: active)
+        // The tokens between the `aps` members (in order on the tape), a run at a time: no member
+        // or node is made per key.
         document.withUnsafeBytes { source in
-            for member in root.members where !apsKeyIndices.contains(member.keyNode.index) {
-                for token in document.tokens(of: member) { scan.examine(token, in: document, source) }
+            var start = root.index + 1
+            for apsKey in apsKeyIndices {
+                for token in document.tokens(inTapeRange: start..<apsKey) { scan.examine(token, in: document, source) }
+                start = document.endOfSubtree(at: apsKey + 1)
+            }
+            for token in document.tokens(inTapeRange: start..<document.endOfSubtree(at: root.index)) {
+                scan.examine(token, in: document, source)
             }
         }
         report(scan)
@@ -91,7 +98,7 @@ extension LintPass {
     }
 }
 
-/// What one scan of custom data found, with a small cache of key-name verdicts.
+/// What one scan of custom data found.
 struct SensitiveScan {
     let active: LintPass.SensitiveChecks
     var found: [(rule: RuleID, detail: Detail, index: Int)] = []
@@ -111,11 +118,6 @@ struct SensitiveScan {
     }
     /// Tape indices of values whose key is named like a secret.
     var sensitiveKeyValues: [Int] = []
-    // Arrays of objects repeat their keys ("sku", "qty" a hundred times): remember the verdict for
-    // short keys, packed with their length into one word.
-    private var cachedKeys = InlineArray<8, UInt64>(repeating: 0)
-    private var cachedVerdicts = InlineArray<8, Bool>(repeating: false)
-    private var cachedCount = 0
 
     init(active: LintPass.SensitiveChecks) {
         self.active = active
@@ -164,17 +166,9 @@ struct SensitiveScan {
         }
     }
 
-    mutating func isSensitiveKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard bytes.count <= 7 else { return SensitiveData.sensitiveKeyName(bytes) }
-        var packed = UInt64(bytes.count) << 56
-        for (offset, byte) in bytes.enumerated() { packed |= UInt64(byte) << UInt64(offset * 8) }
-        for slot in 0..<cachedCount where cachedKeys[slot] == packed { return cachedVerdicts[slot] }
-        let verdict = SensitiveData.sensitiveKeyName(bytes)
-        if cachedCount < 8 {
-            cachedKeys[cachedCount] = packed
-            cachedVerdicts[cachedCount] = verdict
-            cachedCount += 1
-        }
-        return verdict
+    func isSensitiveKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // No cache of verdicts: a check costs less than looking one up (tens of instructions for
+        // a short key), and a payload's keys are mostly distinct.
+        SensitiveData.sensitiveKeyName(bytes)
     }
 }
