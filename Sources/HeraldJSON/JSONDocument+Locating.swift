@@ -20,21 +20,27 @@ package struct PointerIndex {
         let tape = document.tape
         var parent = [Int32](repeating: -1, count: tape.count)
         var position = [Int32](repeating: -1, count: tape.count)
-        // The containers open at each entry, innermost last, with the next element's position.
-        var open: [(index: Int32, end: UInt32, isArray: Bool, elements: Int32)] = []
-        for index in tape.indices {
-            while let innermost = open.last, UInt32(index) >= innermost.end { open.removeLast() }
-            let entry = tape[index]
-            guard entry.role == .value else { continue }
-            if let innermost = open.last {
-                parent[index] = innermost.index
-                if innermost.isArray {
-                    position[index] = innermost.elements
-                    open[open.count - 1].elements += 1
+        parent.withUnsafeMutableBufferPointer { parent in
+            position.withUnsafeMutableBufferPointer { position in
+                // The innermost open container (its tape index, where it ends, and the position of
+                // its next element, -1 in an object) in `top`, the ones around it on the stack; at
+                // first a container around the root that never ends.
+                var top: (index: Int32, end: UInt32, elements: Int32) = (-1, .max, -1)
+                var stack: [(index: Int32, end: UInt32, elements: Int32)] = []
+                for index in tape.indices {
+                    while UInt32(index) >= top.end { top = stack.removeLast() }
+                    let entry = tape[index]
+                    guard entry.role == .value else { continue }
+                    parent[index] = top.index
+                    if top.elements >= 0 {
+                        position[index] = top.elements
+                        top.elements += 1
+                    }
+                    if entry.kind == .object || entry.kind == .array {
+                        stack.append(top)
+                        top = (Int32(index), entry.next, entry.kind == .array ? 0 : -1)
+                    }
                 }
-            }
-            if entry.kind == .object || entry.kind == .array {
-                open.append((Int32(index), entry.next, entry.kind == .array, 0))
             }
         }
         self.parent = parent
@@ -45,6 +51,8 @@ package struct PointerIndex {
     /// The tokens of containers already named (`nil` for one that is hidden, or inside one):
     /// findings cluster in a few containers, so each container is named once.
     private var containerTokens: [Int32: [String]?] = [:]
+    /// The container last named, and its tokens: most findings in a row are in one.
+    private var recent: (container: Int32, tokens: [String]?) = (-1, nil)
 
     /// The pointer to the value at `index`, or nil when a later duplicate key hides it (or one of
     /// its containers).
@@ -53,8 +61,8 @@ package struct PointerIndex {
         // Most findings are in a container already named: its tokens and one more, with no walk.
         let container = parent[index]
         // (A container without a parent is the root, named by no token.)
-        if container >= 0, let known = parent[Int(container)] < 0 ? [] : containerTokens[container] {
-            guard var tokens = known, !hidden.contains(index) else { return nil }
+        if container >= 0, let known = knownTokens(ofContainer: container) {
+            guard var tokens = known, hidden.isEmpty || !hidden.contains(index) else { return nil }
             tokens.append(token(of: index))
             return JSONPointer(tokens: tokens)
         }
@@ -77,11 +85,20 @@ package struct PointerIndex {
         // Down again, naming (and remembering) each container on the way.
         var tokens = base
         for value in chain.reversed() {
-            if hidden.contains(value) { tokens = nil }
+            if !hidden.isEmpty, hidden.contains(value) { tokens = nil }
             if tokens != nil { tokens!.append(token(of: value)) }
             if value != index { containerTokens[Int32(value)] = tokens }
         }
         return tokens.map { JSONPointer(tokens: $0) }
+    }
+
+    /// The tokens of a container already named (`.some(nil)`: hidden), or `nil` if it is not.
+    private mutating func knownTokens(ofContainer container: Int32) -> [String]?? {
+        if parent[Int(container)] < 0 { return .some([]) }
+        if container == recent.container { return .some(recent.tokens) }
+        guard let known = containerTokens[container] else { return nil }
+        recent = (container, known)
+        return .some(known)
     }
 
     /// The token naming the value at `index` in its container: its position or its key.
