@@ -154,6 +154,9 @@ extension JSONDocument {
         @inlinable
         public var members: Members { Members(document: document, parent: index) }
 
+        /// The tape indices of the elements, when this is an array (see ``ElementIndices``).
+        package var elementIndices: ElementIndices { ElementIndices(document: document, parent: index) }
+
         /// The value of the **last** member named `key` (as most JSON readers resolve duplicates),
         /// or `nil` if this is not an object or has no such member.
         public subscript(key: String) -> Node? {
@@ -242,6 +245,21 @@ extension JSONDocument {
         public var underestimatedCount: Int { children.remaining }
     }
 
+    /// The tape indices of an array's elements (none for another kind): a walk that makes a node
+    /// only for the elements it reports, so an element costs no reference count.
+    package struct ElementIndices: Sequence, IteratorProtocol {
+        @usableFromInline var children: Children
+
+        @inlinable
+        init(document: JSONDocument, parent: Int) {
+            children = Children(document: document, parent: parent, kind: .array)
+        }
+
+        /// The next element's tape index.
+        @inlinable
+        package mutating func next() -> Int? { children.next(width: 1) }
+    }
+
     /// The members of an object (none for another kind). Each copy iterates on its own.
     public struct Members: Sequence, IteratorProtocol, Sendable {
         @usableFromInline var children: Children
@@ -274,6 +292,10 @@ extension JSONDocument {
     public func location(ofOffset offset: Int) -> SourceLocation {
         SourceLocation.scan(source, upTo: offset)
     }
+
+    /// The kind of the value at a tape index (as found in ``Node/index``), without making a node.
+    @inlinable
+    package func kind(at index: Int) -> JSONKind { tape[index].kind }
 
     /// The node at a tape index (as found in ``Node/index``).
     public func node(at index: Int) -> Node? {

@@ -101,10 +101,14 @@ extension LintPass {
     }
 
     mutating func checkArgumentElements(_ arguments: Node, name: String) {
-        for element in arguments.elements where element.kind != .string {
-            report(.locArgsNotStrings, element.kind == .number
-                ? Message.joined("\"", name, "\" elements must be strings, found a number; write \"", element.sourceText, "\"")
-                : Message.joined("\"", name, "\" elements must be strings, found \(element.kind); write a string"), at: element)
+        // By tape index: a node is made only for an element listed (a number's source text).
+        let document = arguments.document
+        for index in arguments.elementIndices {
+            let kind = document.kind(at: index)
+            guard kind != .string else { continue }
+            report(.locArgsNotStrings, kind == .number
+                ? Message.joined("\"", name, "\" elements must be strings, found a number; write \"", document.node(at: index)?.sourceText ?? "", "\"")
+                : Message.joined("\"", name, "\" elements must be strings, found \(kind); write a string"), at: .node(index))
         }
     }
 
