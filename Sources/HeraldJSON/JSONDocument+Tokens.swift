@@ -5,6 +5,12 @@ extension JSONDocument {
         return decodeString(tape[index])
     }
 
+    /// The decoded text of the key or string value at a tape index, or `nil` if there is neither.
+    package func string(atTapeIndex index: Int) -> String? {
+        guard nodeIndices.contains(index), tape[index].kind == .string else { return nil }
+        return decodeString(tape[index])
+    }
+
     /// The source bytes of the object key at a tape index (quotes included), or `nil` if there is
     /// no key there.
     public func keyByteRange(at index: Int) -> Range<Int>? {

@@ -46,25 +46,52 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// The message without the location: "expected ':' after an object key, found '='".
-    public var message: String {
+    public var message: String { message(after: "") }
+
+    /// The message after `prefix` (`the body is not JSON: `), in one allocation where a body
+    /// can hold many such errors.
+    package func message(after prefix: StaticString) -> String {
         switch reason {
+        case .unexpectedCharacter(let found, let expected, let hint):
+            // Built at its final size: interpolation sizes for its literals, these values are
+            // longer, and every append would grow the string.
+            return prefix.withUTF8Buffer { prefix in
+                var parts = (expected, found, hint ?? "")
+                let hinted = hint != nil
+                let total = prefix.count + 17 + parts.0.utf8.count + parts.1.utf8.count + (hinted ? parts.2.utf8.count + 3 : 0)
+                return String(unsafeUninitializedCapacity: total) { buffer in
+                    var at = 0
+                    func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
+                        (target + at).update(from: source, count: bytes.count)
+                        at += bytes.count
+                    }
+                    func put(_ literal: StaticString) { literal.withUTF8Buffer { put($0) } }
+                    put(prefix)
+                    put("expected ")
+                    parts.0.withUTF8 { put($0) }
+                    put(", found ")
+                    parts.1.withUTF8 { put($0) }
+                    if hinted {
+                        put(" (")
+                        parts.2.withUTF8 { put($0) }
+                        put(")")
+                    }
+                    return at
+                }
+            }
+        default:
+            return prefix.withUTF8Buffer { String(decoding: $0, as: UTF8.self) } + described
+        }
+    }
+
+    /// The message of every reason but an unexpected character.
+    private var described: String {
+        switch reason {
+        case .unexpectedCharacter:
+            return message(after: "")
         case .unexpectedEndOfInput(let expected):
             return "unexpected end of input; expected \(expected)"
-        case .unexpectedCharacter(let found, let expected, let hint):
-            // Built at its final size (interpolation sizes for its literals, and these values
-            // are longer: every append would grow the string). A body can hold many such errors.
-            var message = ""
-            message.reserveCapacity(17 + expected.utf8.count + found.utf8.count + (hint.map { $0.utf8.count + 3 } ?? 0))
-            message += "expected "
-            message += expected
-            message += ", found "
-            message += found
-            if let hint {
-                message += " ("
-                message += hint
-                message += ")"
-            }
-            return message
         case .invalidUTF8:
             return "invalid UTF-8 byte sequence; JSON text must be UTF-8"
         case .unescapedControlCharacter(let byte):

@@ -138,8 +138,10 @@ private struct Scanner: ~Copyable {
     init(buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.buffer = buffer
         self.maximumDepth = maximumDepth
-        // Roughly one value per six bytes in typical payloads; growing is cheap if wrong.
-        tape = TapeBuffer(capacity: buffer.count / 6 + 4)
+        // An entry per key and per value: alerts of long strings need one per six bytes or
+        // fewer, custom data of short members (`"k1":1,`) one per four or five. Growing copies
+        // the whole tape, so this errs on the side of the second.
+        tape = TapeBuffer(capacity: buffer.count / 4 + 4)
     }
 
     /// The finished tape, for the document to own.

@@ -65,18 +65,36 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible, Expressi
 
     /// The string form: `""` for the root, else `/token/token`.
     public var description: String {
-        var text = ""
-        for token in tokens {
-            text.append("/")
-            for character in token {
-                switch character {
-                case "~": text.append("~0")
-                case "/": text.append("~1")
-                default: text.append(character)
-                }
+        // By bytes, in one allocation: `~` and `/` are ASCII, so no other character's encoding
+        // holds them.
+        var total = 0
+        for var token in tokens {
+            total += 1
+            token.withUTF8 { utf8 in
+                for byte in utf8 { total += byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/") ? 2 : 1 }
             }
         }
-        return text
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            var at = 0
+            for var token in tokens {
+                buffer[at] = UInt8(ascii: "/")
+                at += 1
+                token.withUTF8 { utf8 in
+                    for byte in utf8 {
+                        switch byte {
+                        case UInt8(ascii: "~"), UInt8(ascii: "/"):
+                            buffer[at] = UInt8(ascii: "~")
+                            buffer[at + 1] = byte == UInt8(ascii: "~") ? UInt8(ascii: "0") : UInt8(ascii: "1")
+                            at += 2
+                        default:
+                            buffer[at] = byte
+                            at += 1
+                        }
+                    }
+                }
+            }
+            return at
+        }
     }
 }
 

@@ -26,6 +26,19 @@ enum KeySuggester {
         /// only with the lengths within ``widestAllowance`` of its own.
         let order: [Int]
         let lengthStarts: [Int]
+        /// What the first filters read of each candidate, in ``order``: one load per candidate.
+        let byLength: [Entry]
+
+        struct Entry {
+            /// ``presence``.
+            let presence: UInt64
+            /// The candidate's index.
+            let index: Int32
+            /// The length of its normalized form.
+            let length: Int16
+            /// ``allowed``.
+            let allowance: Int16
+        }
         /// The most edits any candidate allows.
         static let widestAllowance = 2
         /// Longer keys cannot be a respelling of any name (separators and case at most double a
@@ -45,6 +58,11 @@ enum KeySuggester {
             order = lengths.indices.sorted { (lengths[$0], $0) < (lengths[$1], $1) }
             let longest = lengths.max() ?? 0
             lengthStarts = (0...(longest + 1)).map { length in lengths.filter { $0 < length }.count }
+            var byLength: [Entry] = []
+            for candidate in order {
+                byLength.append(Entry(presence: presence[candidate], index: Int32(candidate), length: Int16(lengths[candidate]), allowance: Int16(allowed[candidate])))
+            }
+            self.byLength = byLength
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
             precondition(longestRespelling <= Query.inlineLimit, "a query normalizes every key a candidate could be respelled as")
         }
@@ -85,38 +103,47 @@ enum KeySuggester {
         private var ascii = InlineArray<128, UInt8>(repeating: 0)
         /// The normalized bytes in `ascii`, or -1 for a key that is not ASCII (or too long).
         private var asciiCount = -1
-        let scalars: [Unicode.Scalar]
+        private(set) var scalars: [Unicode.Scalar] = []
 
         /// The longest key normalized: its normalized form (a dash at most before each byte)
         /// fits in the inline storage.
         static let inlineLimit = 64
 
         init(_ key: String) {
-            utf8Count = key.utf8.count
-            guard utf8Count <= Self.inlineLimit else {
-                scalars = []
-                return
-            }
-            var storage = InlineArray<128, UInt8>(repeating: 0)
+            var key = key
+            self = key.withUTF8 { Query(utf8: UnsafeRawBufferPointer($0)) }
+        }
+
+        /// A key given as its UTF-8 bytes (a document's key, read in place).
+        init(utf8 key: UnsafeRawBufferPointer) {
+            utf8Count = key.count
+            guard utf8Count <= Self.inlineLimit else { return }
             var count = 0
-            var span = storage.mutableSpan
+            // Normalized straight into the stored bytes (no second buffer copied in).
+            var span = ascii.mutableSpan
             let isASCII = span.withUnsafeMutableBufferPointer { buffer in
-                KeySuggester.normalizeASCII(key.utf8, into: buffer, count: &count)
+                KeySuggester.normalizeASCII(key.assumingMemoryBound(to: UInt8.self), into: buffer, count: &count)
             }
             _ = consume span
             if isASCII {
-                ascii = storage
                 asciiCount = count
-                scalars = []
             } else {
-                scalars = Array(KeySuggester.normalize(key).unicodeScalars)
+                scalars = Array(KeySuggester.normalize(String(decoding: key, as: UTF8.self)).unicodeScalars)
             }
         }
 
-        /// Calls `body` with the normalized bytes of an ASCII key, or returns `nil` for another.
-        func withASCII<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        /// A query that matches nothing, to be replaced.
+        init() {
+            utf8Count = Int.max
+        }
+
+        /// Mutating only to be addressed in place: a borrowed query would be copied, all 128
+        /// bytes, to make a span of its bytes.
+        mutating func withASCII<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
             guard asciiCount >= 0 else { return nil }
-            return ascii.span.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<asciiCount])) }
+            let count = asciiCount
+            var span = ascii.mutableSpan
+            return span.withUnsafeMutableBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<count])) }
         }
     }
 
@@ -125,11 +152,12 @@ enum KeySuggester {
     /// share their rows.
     static func suggestion(for key: String, among candidates: Candidates) -> String? {
         guard key.utf8.count <= candidates.longestRespelling else { return nil }
-        return suggestion(for: Query(key), among: candidates)
+        var query = Query(key)
+        return suggestion(for: &query, among: candidates)
     }
 
     /// The best candidate for a key already normalized.
-    static func suggestion(for query: Query, among candidates: Candidates) -> String? {
+    static func suggestion(for query: inout Query, among candidates: Candidates) -> String? {
         guard query.utf8Count <= candidates.longestRespelling else { return nil }
         if let found = query.withASCII({ best($0, among: candidates, forms: candidates.bytes) }) { return found }
         guard !query.scalars.isEmpty else { return nil }
@@ -148,35 +176,47 @@ enum KeySuggester {
         let count = normalized.count
         let longest = candidates.lengthStarts.count - 2
         guard count - Candidates.widestAllowance <= longest else { return nil }
-        let bag = ScalarBag(normalized)
+        // The characters present first (a word): most candidates are ruled out by it, before the
+        // counts are taken.
+        var present: UInt64 = 0
+        for character in normalized { present |= 1 << UInt64(character.slot) }
+        var bag: ScalarBag?
         var rows = EditRows()
         var best: (index: Int, distance: Int)?
-        let found: Int? = candidates.order.withUnsafeBufferPointer { order in
-            candidates.allowed.withUnsafeBufferPointer { allowed in
-                candidates.presence.withUnsafeBufferPointer { presence in
-                    let reach = max(0, count - Candidates.widestAllowance)...min(longest, count + Candidates.widestAllowance)
-                    for length in reach {
-                        for position in candidates.lengthStarts[length]..<candidates.lengthStarts[length + 1] {
-                            let index = order[position]
-                            let allowance = allowed[index]
-                            guard abs(length - count) <= allowance else { continue }
-                            if length == count, forms[index].withUnsafeBufferPointer({ $0.elementsEqual(normalized) }) { return index }
-                            // Characters one has and the other lacks each cost an edit at least.
-                            guard (bag.present & ~presence[index]).nonzeroBitCount <= allowance,
-                                  (presence[index] & ~bag.present).nonzeroBitCount <= allowance,
-                                  bag.lowerBound(to: candidates.bags[index]) <= allowance else { continue }
-                            let distance = forms[index].withUnsafeBufferPointer { rows.distance(normalized, $0, limit: allowance) }
-                            guard distance <= allowance else { continue }
-                            // Lengths are visited out of candidate order: the earlier candidate wins a tie.
-                            if let current = best, (current.distance, current.index) < (distance, index) { continue }
-                            best = (index, distance)
-                        }
-                    }
-                    return nil
-                }
+        let reach = max(0, count - Candidates.widestAllowance)...min(longest, count + Candidates.widestAllowance)
+        let found: Int? = candidates.byLength.withUnsafeBufferPointer { byLength in
+            // Candidates of the lengths in reach are one run of `byLength`.
+            for position in candidates.lengthStarts[reach.lowerBound]..<candidates.lengthStarts[reach.upperBound + 1] {
+                let entry = byLength[position]
+                let allowance = Int(entry.allowance)
+                let length = Int(entry.length)
+                guard abs(length - count) <= allowance else { continue }
+                let index = Int(entry.index)
+                if length == count, entry.presence == present, forms[index].withUnsafeBufferPointer({ $0.elementsEqual(normalized) }) { return index }
+                // Characters one has and the other lacks each cost an edit at least.
+                guard Self.hasAtMost(allowance, bitsOf: present & ~entry.presence),
+                      Self.hasAtMost(allowance, bitsOf: entry.presence & ~present) else { continue }
+                if bag == nil { bag = ScalarBag(normalized) }
+                guard bag!.lowerBound(to: candidates.bags[index]) <= allowance else { continue }
+                let distance = forms[index].withUnsafeBufferPointer { rows.distance(normalized, $0, limit: allowance) }
+                guard distance <= allowance else { continue }
+                // Lengths are visited out of candidate order: the earlier candidate wins a tie.
+                if let current = best, (current.distance, current.index) < (distance, index) { continue }
+                best = (index, distance)
             }
+            return nil
         }
         return (found ?? best?.index).map { candidates.names[$0] }
+    }
+
+    /// Whether `bits` has at most `count` bits set: `count` lowest bits cleared, then zero. The
+    /// count is an allowance (one or two), so this is a few instructions where `nonzeroBitCount`
+    /// is a software population count (Swift does not assume the instruction on x86-64).
+    @inline(__always)
+    static func hasAtMost(_ count: Int, bitsOf bits: UInt64) -> Bool {
+        var rest = bits
+        for _ in 0..<count { rest &= rest &- 1 }
+        return rest == 0
     }
 
     /// Lowercase kebab-case: `threadID` → `thread-id`, `thread_id` → `thread-id`.
@@ -211,14 +251,15 @@ enum KeySuggester {
     static func normalizeASCII(_ key: String) -> String {
         var bytes = [UInt8](repeating: 0, count: 2 * key.utf8.count)
         var count = 0
-        _ = bytes.withUnsafeMutableBufferPointer { normalizeASCII(key.utf8, into: $0, count: &count) }
+        var key = key
+        _ = bytes.withUnsafeMutableBufferPointer { buffer in key.withUTF8 { normalizeASCII($0, into: buffer, count: &count) } }
         return String(decoding: bytes[0..<count], as: UTF8.self)
     }
 
     /// Writes the normalized form of an ASCII key into `buffer` (room for twice its bytes: a
     /// dash can come before each byte at most) and its length into `count`; `false`, with
     /// nothing meaningful written, when the key is not ASCII.
-    static func normalizeASCII(_ key: String.UTF8View, into buffer: UnsafeMutableBufferPointer<UInt8>, count: inout Int) -> Bool {
+    static func normalizeASCII(_ key: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<UInt8>, count: inout Int) -> Bool {
         let dash = UInt8(ascii: "-")
         var length = 0
         var previousWasLower = false
@@ -244,7 +285,8 @@ enum KeySuggester {
         return true
     }
 
-    /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`.
+    /// Damerau-Levenshtein (optimal string alignment) distance, stopping early past `limit`
+    /// (and reported past it for strings of 255 characters or more, which no caller compares).
     static func editDistance(_ lhs: String, _ rhs: String, limit: Int) -> Int {
         var rows = EditRows()
         let (left, right) = (Array(lhs.unicodeScalars), Array(rhs.unicodeScalars))
@@ -296,46 +338,51 @@ extension Unicode.Scalar: ScalarBag.Countable {
 
 /// The three rows of an optimal-string-alignment distance, kept across comparisons: inline for
 /// every candidate's length (a suggestion compares a key with several, and three arrays
-/// allocated for each cost more than the comparisons), in an array past it.
+/// allocated for each cost more than the comparisons), in an array past it. Cells are bytes
+/// (a distance is at most the longer length, and keys compared are at most 128 bytes once
+/// normalized), so the rows cost little to set up for a key that is compared with nothing.
 struct EditRows {
     /// Three rows of up to 32 cells.
-    private var inline = InlineArray<96, Int>(repeating: 0)
-    private var heap: [Int] = []
+    private var inline = InlineArray<96, UInt8>(repeating: 0)
+    private var heap: [UInt8] = []
 
     /// The distance between `a` and `b`, or `limit + 1` once it is certainly past `limit`.
     mutating func distance<Element: Equatable>(_ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int) -> Int {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        // A cell holds at most the longer length: suggestions compare at most 128 normalized
+        // characters, and the simulator check a short name, so no caller meets this.
+        guard max(a.count, b.count) < Int(UInt8.max) else { return limit + 1 }
         let width = b.count + 1
         if 3 * width <= inline.count {
             var span = inline.mutableSpan
             return span.withUnsafeMutableBufferPointer { Self.distance(a, b, limit: limit, rows: $0, width: width) }
         }
-        if heap.count < 3 * width { heap = [Int](repeating: 0, count: 3 * width) }
+        if heap.count < 3 * width { heap = [UInt8](repeating: 0, count: 3 * width) }
         return heap.withUnsafeMutableBufferPointer { Self.distance(a, b, limit: limit, rows: $0, width: width) }
     }
 
     /// The distance in `rows`: three rows of `width` cells, rotated rather than copied.
     private static func distance<Element: Equatable>(
-        _ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int, rows: UnsafeMutableBufferPointer<Int>, width: Int
+        _ a: UnsafeBufferPointer<Element>, _ b: UnsafeBufferPointer<Element>, limit: Int, rows: UnsafeMutableBufferPointer<UInt8>, width: Int
     ) -> Int {
         var (previousPrevious, previous, current) = (0, width, 2 * width)
-        for j in 0..<width { rows[previous + j] = j }
+        for j in 0..<width { rows[previous + j] = UInt8(j) }
         for i in 1...a.count {
-            rows[current] = i
+            rows[current] = UInt8(i)
             var rowMinimum = i
             for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                let cost: UInt8 = a[i - 1] == b[j - 1] ? 0 : 1
                 var value = min(rows[previous + j] + 1, rows[current + j - 1] + 1, rows[previous + j - 1] + cost)
                 if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
                     value = min(value, rows[previousPrevious + j - 2] + 1)
                 }
                 rows[current + j] = value
-                rowMinimum = min(rowMinimum, value)
+                rowMinimum = min(rowMinimum, Int(value))
             }
             if rowMinimum > limit { return limit + 1 }
             (previousPrevious, previous, current) = (previous, current, previousPrevious)
         }
-        return rows[previous + b.count]
+        return Int(rows[previous + b.count])
     }
 }

@@ -18,7 +18,7 @@ struct LintPass {
 
     struct Finding {
         var rule: RuleID
-        var message: String
+        var message: MessageText
         var target: Target
     }
 
@@ -70,6 +70,11 @@ struct LintPass {
     /// Records a finding; the message is built only if the rule runs and is under its cap
     /// (past it the finding is only counted).
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at target: Target) {
+        report(rule, MessageText.text(message()), at: target)
+    }
+
+    /// Records a finding whose message is made when it is read.
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> MessageText, at target: Target) {
         if !hiddenRanges.isEmpty {
             switch target {
             case .node(let index), .key(let index, _): if isHidden(index) { return }
@@ -78,6 +83,10 @@ struct LintPass {
         }
         guard isActive(rule), hasRoom(rule) else { return }
         perRule?.recorded[rule.ordinal] += 1
+        if findings.count == findings.capacity {
+            // A few findings, or as many as one rule lists: two allocations, not eight doublings.
+            findings.reserveCapacity(findings.isEmpty ? 8 : max(2 * findings.count, settings.maximumFindingsPerRule + 8))
+        }
         findings.append(Finding(rule: rule, message: message(), target: target))
     }
 
@@ -119,6 +128,14 @@ struct LintPass {
         report(rule, message(), at: .key(value: member.value.index, offset: member.keyNode.byteRange.lowerBound))
     }
 
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> MessageText, atKeyOf member: JSONDocument.Member) {
+        report(rule, message(), at: .key(value: member.value.index, offset: member.keyNode.byteRange.lowerBound))
+    }
+
+    mutating func report(_ rule: RuleID, _ message: @autoclosure () -> MessageText, at node: Node) {
+        report(rule, message(), at: .node(node.index))
+    }
+
     // MARK: Running
 
     mutating func run() {
@@ -134,7 +151,7 @@ struct LintPass {
             // Errors past the rule's cap are counted, not located or worded.
             let (recoveredDocument, errors, undescribed) = parser.parseRecovering(bytes, describingAtMost: settings.maximumFindingsPerRule)
             for error in errors {
-                report(.invalidJSON, "the body is not JSON: " + error.message, at: .syntax(error.location))
+                report(.invalidJSON, error.message(after: "the body is not JSON: "), at: .syntax(error.location))
             }
             if isActive(.invalidJSON) {
                 for _ in 0..<undescribed where hasRoom(.invalidJSON) {
@@ -181,22 +198,23 @@ struct LintPass {
 
     // MARK: Finishing
 
-    /// Resolves targets to pointers and line:columns, and orders the findings: header findings
-    /// first, then by position.
+    /// Resolves targets to line:columns, and orders the findings: header findings first, then by
+    /// position. With more than a few findings, pointers and messages are left to be made when
+    /// read (``FindingOrigin``).
     ///
     /// The cost is linear in the body and the findings: every line and column comes from one
-    /// forward pass over the body (the offsets sorted first), and with more than a few findings
-    /// each pointer is read upwards from an index of parents built once, instead of descending
-    /// from the root through each container's members.
-    func finish() -> LintReport {
-        var findings = self.findings
+    /// forward pass over the body (the offsets sorted first).
+    mutating func finish() -> LintReport {
+        // Taken, not copied, to add the cap's own findings.
+        var findings: [Finding] = []
+        swap(&findings, &self.findings)
         // One finding per capped rule says how many more there were, where its last one was.
         if let perRule {
             for rule in RuleID.allCases where perRule.omitted[rule.ordinal] > 0 {
                 guard let target = findings.last(where: { $0.rule == rule })?.target else { continue }
                 let more = perRule.omitted[rule.ordinal]
                 findings.append(Finding(
-                    rule: rule, message: "and \(more) more finding\(more == 1 ? "" : "s") of \(rule) not listed (at most \(settings.maximumFindingsPerRule) per rule)",
+                    rule: rule, message: .text("and \(more) more finding\(more == 1 ? "" : "s") of \(rule) not listed (at most \(settings.maximumFindingsPerRule) per rule)"),
                     target: target))
             }
         }
@@ -206,16 +224,19 @@ struct LintPass {
         // The node findings: pointer, subject and offset first; locations after, in one pass,
         // written into the diagnostics in place.
         var located: [(diagnostic: Int, offset: Int)] = []
-        var paths: PointerIndex?
+        // With more than a few findings, pointers and messages are made when read, from the
+        // document: one origin for all. A few are resolved now (no origin to allocate, and the
+        // diagnostics do not keep the document).
+        let origin = findings.count <= 4 ? nil : document.map(FindingOrigin.init)
         // Header and syntax findings first, then the others: the order the sort below keeps
         // where two findings share an offset.
         for finding in findings {
             let severity = settings.severities[finding.rule.ordinal]
             switch finding.target {
             case .header(let name):
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .header(name), location: nil))
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, text: origin == nil ? .text(finding.message.resolved(in: document)) : finding.message, subject: .header(name), origin: origin, location: nil))
             case .syntax(let location):
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: .value(.root), location: location))
+                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, text: origin == nil ? .text(finding.message.resolved(in: document)) : finding.message, subject: .value(.root), origin: origin, location: location))
             case .node, .key: continue
             }
         }
@@ -224,27 +245,26 @@ struct LintPass {
             switch finding.target {
             case .header, .syntax: continue
             case .node(let index), .key(let index, _):
-                guard let document, let node = document.node(at: index) else { continue }
-                let pointer: JSONPointer
                 // A value hidden by a later duplicate key is used by no reader and named by no
                 // pointer (`duplicate-key` reports the repetition): findings there were dropped
                 // when reported.
-                if findings.count <= 4 {
-                    pointer = document.pointer(to: node)
-                    assert(document.resolve(pointer)?.index == node.index, "a finding in a hidden value was reported")
-                } else {
-                    if paths == nil { paths = PointerIndex(document, hiddenValues: []) }
-                    guard let found = paths!.pointer(to: index) else { continue }
-                    pointer = found
-                }
+                guard let document, let node = document.node(at: index) else { continue }
                 var offset = node.byteRange.lowerBound
-                var subject = LintDiagnostic.Subject.value(pointer)
+                var isKey = false
                 if case .key(_, let keyOffset) = finding.target {
                     offset = keyOffset
-                    subject = .key(pointer)
+                    isKey = true
                 }
                 located.append((diagnostics.count, offset))
-                diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, message: finding.message, subject: subject, location: nil))
+                if let origin {
+                    diagnostics.append(LintDiagnostic(rule: finding.rule, severity: severity, text: finding.message, index: index, isKey: isKey, origin: origin, location: nil))
+                } else {
+                    let pointer = document.pointer(to: node)
+                    assert(document.resolve(pointer)?.index == node.index, "a finding in a hidden value was reported")
+                    diagnostics.append(LintDiagnostic(
+                        rule: finding.rule, severity: severity, text: .text(finding.message.resolved(in: document)),
+                        subject: isKey ? .key(pointer) : .value(pointer), origin: nil, location: nil))
+                }
             }
         }
         if !located.isEmpty {
@@ -271,6 +291,13 @@ struct LintPass {
 struct KeySlots<Key: KnownKey> {
     private var slots = InlineArray<32, Int32>(repeating: -1)
     private var document: JSONDocument?
+    /// For an object of many members, each member's key ordinal (-1: not one of these keys), so
+    /// the rules that walk its members again do not look each key up a second time. Not kept
+    /// for a few members, where the array would cost more than the lookups.
+    private var memberOrdinals: [Int8] = []
+
+    /// Objects of more members keep ``memberOrdinals``.
+    private static var keptFrom: Int { 16 }
 
     init() {
         precondition(Key.keys.count <= 32, "KeySlots holds at most 32 keys")
@@ -279,10 +306,27 @@ struct KeySlots<Key: KnownKey> {
     /// Records the value of each known key of `object` (the last, where a key repeats).
     mutating func index(_ object: JSONDocument.Node) {
         document = object.document
+        let keep = object.count > Self.keptFrom
+        memberOrdinals.removeAll(keepingCapacity: true)
+        if keep { memberOrdinals.reserveCapacity(object.count) }
         for member in object.members {
-            guard let ordinal = member.keyNode.withUTF8({ Key.table.ordinal(of: $0) }) ?? nil else { continue }
+            guard let ordinal = member.keyNode.withUTF8({ Key.table.ordinal(of: $0) }) ?? nil else {
+                if keep { memberOrdinals.append(-1) }
+                continue
+            }
+            if keep { memberOrdinals.append(Int8(ordinal)) }
             slots[ordinal] = Int32(member.value.index)
         }
+    }
+
+    /// The key of the member at `position` of the object indexed, `member`.
+    @inline(__always)
+    func key(ofMember member: JSONDocument.Member, at position: Int) -> Key? {
+        if position < memberOrdinals.count {
+            let ordinal = memberOrdinals[position]
+            return ordinal < 0 ? nil : Key.keys[Int(ordinal)]
+        }
+        return member.keyNode.withUTF8({ Key.lookUp($0) }) ?? nil
     }
 
     subscript(_ key: Key) -> JSONDocument.Node? {

@@ -294,3 +294,29 @@ struct RecoveringParseTests {
         #expect(valid != nil && none.isEmpty)
     }
 }
+
+/// A message after a prefix, built in one allocation for the errors a body holds many of, reads
+/// as the prefix and the message written out by hand.
+@Suite("Parse error messages after a prefix", .ownThreads)
+struct ParseErrorPrefixTests {
+    static let location = SourceLocation(offset: 0, line: 1, column: 1)
+
+    @Test func messagesAfterAPrefix() {
+        let hinted = JSONParseError(reason: .unexpectedCharacter(found: "'“' (U+201C)", expected: "a string", hint: "a typographic quote"), location: Self.location)
+        #expect(hinted.message(after: "the body is not JSON: ") == "the body is not JSON: expected a string, found '“' (U+201C) (a typographic quote)")
+        #expect(hinted.message == "expected a string, found '“' (U+201C) (a typographic quote)")
+        let plain = JSONParseError(reason: .unexpectedCharacter(found: "'='", expected: "':' after an object key", hint: nil), location: Self.location)
+        #expect(plain.message(after: "p: ") == "p: expected ':' after an object key, found '='")
+        #expect(plain.message == "expected ':' after an object key, found '='")
+        let others: [(JSONParseError.Reason, String)] = [
+            (.leadingZero, "leading zeros are not allowed in numbers"),
+            (.tooDeep(limit: 3), "arrays and objects are nested more than 3 deep"),
+            (.unexpectedEndOfInput(expected: "'}'"), "unexpected end of input; expected '}'"),
+        ]
+        for (reason, text) in others {
+            let error = JSONParseError(reason: reason, location: Self.location)
+            #expect(error.message == text)
+            #expect(error.message(after: "p: ") == "p: " + text)
+        }
+    }
+}

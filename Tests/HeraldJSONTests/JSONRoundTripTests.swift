@@ -59,6 +59,8 @@ struct JSONRoundTripTests {
     func pointerSyntax() throws {
         let pointer = JSONPointer(tokens: ["a/b", "m~n", "0", ""])
         #expect(pointer.description == "/a~1b/m~0n/0/")
+        // Escapes beside characters outside ASCII, and tokens that need none.
+        #expect(JSONPointer(tokens: ["é/~😀", "日本", "~~", "//"]).description == "/é~1~0😀/日本/~0~0/~1~1")
         #expect(JSONPointer(parsing: "/a~1b/m~0n/0/") == pointer)
         #expect(JSONPointer(parsing: "a") == nil)
         #expect(JSONPointer(parsing: "/~2") == nil)

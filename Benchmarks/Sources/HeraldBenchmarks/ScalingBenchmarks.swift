@@ -256,14 +256,18 @@ enum ScalingBenchmarks {
     }
 
     /// Lints each 4 KB payload whose name contains `filter` (every one when nil) `times` times,
-    /// printing its name and findings once: the loop `valgrind --tool=callgrind` counts.
-    static func repeatFourKilobyte(filter: String?, times: Int) {
+    /// printing its name and findings once: the loop `valgrind --tool=callgrind` counts. With
+    /// `reading`, each finding's message and pointer are read as text too.
+    static func repeatFourKilobyte(filter: String?, times: Int, reading: Bool = false) {
         for shape in fourKilobytePayloads() where filter == nil || shape.name.localizedCaseInsensitiveContains(filter!) {
             let bytes = Array(shape.text.utf8)
             var findings = 0
             for _ in 0..<max(times, 1) {
                 let report = linter.lint(bytes, context: shape.context)
                 findings = report.diagnostics.count + report.unlistedCount
+                if reading {
+                    for diagnostic in report.diagnostics { blackHole((diagnostic.message, diagnostic.pointer?.description)) }
+                }
             }
             print("\(shape.name): \(findings) findings, \(max(times, 1)) lints")
         }

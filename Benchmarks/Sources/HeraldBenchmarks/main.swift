@@ -39,10 +39,12 @@ for suite in selected {
     case "repeat":
         // Lints the 4 KB payloads whose names contain TEXT, N times each, and prints nothing
         // timed: for `valgrind --tool=callgrind`, whose instruction counts the machine's noise
-        // does not move (run with N and 1, and take the difference over N - 1).
+        // does not move (run with N and 1, and take the difference over N - 1). With --read,
+        // every finding's message and pointer are read too, as `herald lint` and the mock's
+        // records read them.
         let only = arguments.firstIndex(of: "--only").map { String(arguments[arguments.index(after: $0)]) }
         let times = arguments.firstIndex(of: "--times").flatMap { Int(arguments[arguments.index(after: $0)]) } ?? 200
-        ScalingBenchmarks.repeatFourKilobyte(filter: only, times: times)
+        ScalingBenchmarks.repeatFourKilobyte(filter: only, times: times, reading: arguments.contains("--read"))
     default:
         FileHandle.standardError.write(Data("unknown suite '\(suite)'; available: payload, localization, lint, scaling, repeat\n".utf8))
         exit(2)

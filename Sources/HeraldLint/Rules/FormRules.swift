@@ -134,7 +134,7 @@ extension LintPass {
             hasMDMKey = hasMDMKey || key.isMDM
             checkTooling(member, key)
             if member.value.isNull {
-                report(.customValueNull, Message.joined("custom key \"", member.key, "\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead"), at: member.value)
+                report(.customValueNull, MessageText.quoting("custom key \"", member.keyNode.index, "\" is null; custom values are dictionaries, arrays, strings, numbers or Booleans: omit the key instead"), at: member.value)
             }
             guard checkOutside else { continue }
             if let apsKey = key.apsKey {
@@ -143,10 +143,10 @@ extension LintPass {
                 let fits = Self.expectedKinds(apsKey).kinds.contains(member.value.kind)
                 let liveActivityElsewhere = apsKey.isLiveActivityKey && pushType.map { $0 != .liveactivity } == true
                 if fits && !liveActivityElsewhere {
-                    report(.appleKeyOutsideAPS, "\"\(apsKey)\" is an aps key; beside aps the system ignores it: move it into aps", atKeyOf: member)
+                    report(.appleKeyOutsideAPS, MessageText.quoting("\"", member.keyNode.index, "\" is an aps key; beside aps the system ignores it: move it into aps"), atKeyOf: member)
                 }
             } else if let alertKey = key.alertKey, Self.alertOnlyKeys.contains(alertKey) {
-                report(.appleKeyOutsideAPS, "\"\(alertKey)\" is an alert key; beside aps the system ignores it: move it into the \"alert\" dictionary inside aps", atKeyOf: member)
+                report(.appleKeyOutsideAPS, MessageText.quoting("\"", member.keyNode.index, "\" is an alert key; beside aps the system ignores it: move it into the \"alert\" dictionary inside aps"), atKeyOf: member)
             } else if key.mayBeRespelled, let meant = KeySuggester.sameShape(member.key, among: KeySuggester.apsKeys) {
                 report(.appleKeyOutsideAPS, "\"\(member.key)\" beside aps does nothing (Firebase's spelling); APNs reads \"\(meant)\" inside aps", atKeyOf: member)
             }
@@ -183,7 +183,7 @@ extension LintPass {
         guard isActive(.duplicateKey) else { return }
         for key in repeated.laterKeys {
             guard let range = document.keyByteRange(at: Int(key)) else { continue }
-            report(.duplicateKey, "the key \"\(document.keyString(at: Int(key)) ?? "")\" appears more than once in this object; readers disagree on which value wins",
+            report(.duplicateKey, MessageText.quoting("the key \"", Int(key), "\" appears more than once in this object; readers disagree on which value wins"),
                    at: .key(value: Int(key) + 1, offset: range.lowerBound))
         }
     }

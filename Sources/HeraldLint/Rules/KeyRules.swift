@@ -154,9 +154,9 @@ extension LintPass {
     }
 
     mutating func checkKeys(_ aps: Node) {
-        for member in aps.members {
-            guard let key = member.keyNode.withUTF8({ APSKey.lookUp($0) }) ?? nil else {
-                reportUnknown(member, rule: .unknownAPSKey, place: "aps", candidates: KeySuggester.apsKeys,
+        for (position, member) in aps.members.enumerated() {
+            guard let key = apsValues.key(ofMember: member, at: position) else {
+                reportUnknown(member, rule: .unknownAPSKey, place: .aps, candidates: KeySuggester.apsKeys,
                               alsoCheck: KeySuggester.alertKeys, alsoPlace: "alert")
                 continue
             }
@@ -225,9 +225,9 @@ extension LintPass {
     }
 
     mutating func checkAlertKeys(_ alert: Node) {
-        for member in alert.members {
-            guard let key = member.keyNode.withUTF8({ AlertKey.lookUp($0) }) ?? nil else {
-                reportUnknown(member, rule: .unknownAlertKey, place: "the alert dictionary",
+        for (position, member) in alert.members.enumerated() {
+            guard let key = alertValues.key(ofMember: member, at: position) else {
+                reportUnknown(member, rule: .unknownAlertKey, place: .alert,
                               candidates: KeySuggester.alertKeys, alsoCheck: KeySuggester.apsKeys, alsoPlace: "aps")
                 continue
             }
@@ -312,31 +312,69 @@ extension LintPass {
                     report(.soundInvalid, "volume \(value.sourceText) is outside 0 (silent) to 1 (full volume)", at: value)
                 }
             case nil:
-                reportUnknown(member, rule: .unknownSoundKey, place: "the sound dictionary", candidates: KeySuggester.soundKeys)
+                reportUnknown(member, rule: .unknownSoundKey, place: .sound, candidates: KeySuggester.soundKeys)
             }
         }
     }
 
     /// An unknown key, with the known key it most likely meant.
     mutating func reportUnknown(
-        _ member: JSONDocument.Member, rule: RuleID, place: String, candidates: KeySuggester.Candidates,
+        _ member: JSONDocument.Member, rule: RuleID, place: KeyPlace, candidates: KeySuggester.Candidates,
         alsoCheck others: KeySuggester.Candidates? = nil, alsoPlace: String = ""
     ) {
         guard isActive(rule), hasRoom(rule) else { return }
-        let key = member.key
-        if let header = APNsHeader.requestHeader(named: key) {
-            report(rule, "\"\(key)\" is an HTTP/2 request header, not a payload key: send it as the \(header) header, not in the JSON", atKeyOf: member)
+        // The key as bytes: a string is made only for the messages that quote it now.
+        var query = KeySuggester.Query()
+        let mayBeHeader = member.keyNode.withUTF8 { bytes in
+            query = KeySuggester.Query(utf8: bytes)
+            return bytes.count > 5 && bytes[0] | 0x20 == UInt8(ascii: "a") && bytes[1] | 0x20 == UInt8(ascii: "p")
+                && bytes[2] | 0x20 == UInt8(ascii: "n") && bytes[3] | 0x20 == UInt8(ascii: "s")
+        } ?? false
+        if mayBeHeader, let header = APNsHeader.requestHeader(named: member.key) {
+            report(rule, "\"\(member.key)\" is an HTTP/2 request header, not a payload key: send it as the \(header) header, not in the JSON", atKeyOf: member)
             return
         }
-        let query = KeySuggester.Query(key)
-        if let suggestion = KeySuggester.suggestion(for: query, among: candidates) {
-            report(rule, Message.joined("\"", key, "\" is not a key of ", place, ", so it is ignored; did you mean \"", suggestion, "\"?"), atKeyOf: member)
-        } else if let others, let elsewhere = KeySuggester.suggestion(for: query, among: others) {
-            report(rule, "\"\(key)\" is not a key of \(place), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
+        let quoted = member.keyNode.index
+        if let suggestion = KeySuggester.suggestion(for: &query, among: candidates) {
+            report(rule, MessageText.quoting("\"", quoted, place.ignoredDidYouMean, suggestion, "\"?"), atKeyOf: member)
+        } else if let others, let elsewhere = KeySuggester.suggestion(for: &query, among: others) {
+            report(rule, "\"\(member.key)\" is not a key of \(place.name), so it is ignored; \"\(elsewhere)\" belongs in \(alsoPlace)", atKeyOf: member)
         } else if rule == .unknownAPSKey {
-            report(rule, Message.joined("\"", key, "\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps"), atKeyOf: member)
+            report(rule, MessageText.quoting("\"", quoted, "\" is not an Apple key; it reaches the app inside aps, but a future Apple key of that name would change its meaning: move it beside aps"), atKeyOf: member)
         } else {
-            report(rule, Message.joined("\"", key, "\" is not a key of ", place, ", so it is ignored"), atKeyOf: member)
+            report(rule, MessageText.quoting("\"", quoted, place.ignored), atKeyOf: member)
+        }
+    }
+
+    /// Where an unknown key is, as its findings say it: literal text, so a message is made only
+    /// when read.
+    enum KeyPlace {
+        case aps, alert, sound
+
+        var name: StaticString {
+            switch self {
+            case .aps: "aps"
+            case .alert: "the alert dictionary"
+            case .sound: "the sound dictionary"
+            }
+        }
+
+        /// After the key: `" is not a key of PLACE, so it is ignored`.
+        var ignored: StaticString {
+            switch self {
+            case .aps: "\" is not a key of aps, so it is ignored"
+            case .alert: "\" is not a key of the alert dictionary, so it is ignored"
+            case .sound: "\" is not a key of the sound dictionary, so it is ignored"
+            }
+        }
+
+        /// The same, before a suggestion.
+        var ignoredDidYouMean: StaticString {
+            switch self {
+            case .aps: "\" is not a key of aps, so it is ignored; did you mean \""
+            case .alert: "\" is not a key of the alert dictionary, so it is ignored; did you mean \""
+            case .sound: "\" is not a key of the sound dictionary, so it is ignored; did you mean \""
+            }
         }
     }
 

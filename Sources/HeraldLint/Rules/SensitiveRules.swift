@@ -71,7 +71,7 @@ extension LintPass {
         guard let document else { return }
         for value in scan.sensitiveKeyValues {
             guard let node = document.node(at: value) else { continue }
-            reportKeyName(document.keyString(at: value - 1) ?? "", value: value, kind: node.kind)
+            reportKeyName(value: value, kind: node.kind)
         }
         for finding in scan.found {
             switch finding.rule {
@@ -86,10 +86,10 @@ extension LintPass {
     }
 
     /// A key named like a secret, unless its value is null or a flag (`passwordSet: true`).
-    mutating func reportKeyName(_ key: String, value: Int, kind: JSONKind) {
+    mutating func reportKeyName(value: Int, kind: JSONKind) {
         if kind == .null || kind == .bool { return }
         guard let keyRange = document?.keyByteRange(at: value - 1) else { return }
-        report(.sensitiveKeyName, Message.joined("custom key \"", key, "\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension"), at: .key(value: value, offset: keyRange.lowerBound))
+        report(.sensitiveKeyName, MessageText.quoting("custom key \"", value - 1, "\" is named like a secret; keep secrets out of payloads or encrypt them for a service extension"), at: .key(value: value, offset: keyRange.lowerBound))
     }
 
     /// `4111 …1111`: enough to find it, not enough to leak it again in a report.
