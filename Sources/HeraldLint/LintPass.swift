@@ -41,6 +41,8 @@ struct LintPass {
     /// in order. No reader keeps such a value and no pointer names it, so findings there are
     /// dropped before they are built or counted (`duplicate-key` reports the repetition).
     var hiddenRanges: [Range<Int>] = []
+    /// The hidden range `isHidden` last answered from.
+    var hiddenHint = 0
 
     /// The tape index of every top-level `aps` key (one, unless it repeats).
     var apsKeyIndices: [Int] = []
@@ -109,14 +111,27 @@ struct LintPass {
     }
 
     /// Whether the value at tape index `index` is hidden by a later duplicate key, or lies in one
-    /// that is.
-    func isHidden(_ index: Int) -> Bool {
-        var low = 0, high = hiddenRanges.count
+    /// that is. Findings mostly arrive in document order, so the gap between hidden ranges last
+    /// looked in, and the next, are tried before a binary search.
+    mutating func isHidden(_ index: Int) -> Bool {
+        let count = hiddenRanges.count
+        var candidate = hiddenHint
+        while candidate < min(count, hiddenHint + 2) {
+            // `candidate` answers for indices from its range's start to the next range's.
+            if hiddenRanges[candidate].lowerBound <= index, candidate + 1 == count || index < hiddenRanges[candidate + 1].lowerBound {
+                hiddenHint = candidate
+                return hiddenRanges[candidate].contains(index)
+            }
+            candidate += 1
+        }
+        var low = 0, high = count
         while low < high {
             let middle = (low + high) / 2
             if hiddenRanges[middle].lowerBound <= index { low = middle + 1 } else { high = middle }
         }
-        return low > 0 && hiddenRanges[low - 1].contains(index)
+        guard low > 0 else { return false }
+        hiddenHint = low - 1
+        return hiddenRanges[low - 1].contains(index)
     }
 
     mutating func report(_ rule: RuleID, _ message: @autoclosure () -> String, at node: Node) {

@@ -122,6 +122,27 @@ struct FindingsPerRuleTests {
         #expect(both.diagnostics.contains { $0.rule == .sensitiveEmail })
     }
 
+    /// Keys repeated in a random order, every value null: one finding per key, at its last
+    /// occurrence (the only value readers keep), however the repetitions interleave, which is
+    /// where the hidden-range lookup's remembered position is tried and missed.
+    @Test("repeated keys in any order: one finding each, at the last", arguments: 0..<20)
+    func interleavedRepeatsFindTheLastOnly(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 77)
+        let keys = (0..<Int.random(in: 1...12, using: &random)).map { "k\($0)" }
+        var members: [String] = []
+        for key in keys { members += Array(repeating: key, count: Int.random(in: 1...6, using: &random)) }
+        members.shuffle(using: &random)
+        let body = #"{"aps":{"alert":"Hi"},"# + members.map { #""\#($0)":null"# }.joined(separator: ",") + "}"
+        let report = Linter(configuration: LintConfiguration(maximumFindingsPerRule: 1_000)).lint(body)
+        let nulls = report.diagnostics.filter { $0.rule == .customValueNull }
+        #expect(Set(nulls.compactMap { $0.pointer?.tokens.last }) == Set(keys) && nulls.count == keys.count, "\(members)")
+        for finding in nulls {
+            let key = try #require(finding.pointer?.tokens.last)
+            let last = try #require(body.range(of: #""\#(key)":null"#, options: .backwards))
+            #expect(finding.location?.offset == body.utf8.distance(from: body.utf8.startIndex, to: last.lowerBound) + key.utf8.count + 3, "\(key) in \(members)")
+        }
+    }
+
     /// A body of many missing commas: the parser describes as many errors as the cap lists and
     /// counts the rest, so the report lists the first `cap` errors, in order, and one finding
     /// that counts the others.
