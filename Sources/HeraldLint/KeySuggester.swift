@@ -12,31 +12,26 @@ enum KeySuggester {
         let names: [String]
         let normalized: [String]
         /// Each normalized form's characters, as bytes (every candidate is ASCII) and as scalars
-        /// (for keys that are not); their counts; the edits each allows (one for names under six
-        /// characters, two from six): computed once, not per key compared.
+        /// (for keys that are not), and their counts: computed once, not per key compared.
         let bytes: [[UInt8]]
         let scalars: [[Unicode.Scalar]]
         let bags: [ScalarBag]
-        let allowed: [Int]
-        /// The characters each normalized form has (``ScalarBag/present``), read by the first
-        /// filter without touching the form or copying its bag.
-        let presence: [UInt64]
-        /// The candidates by the length of their normalized form: those of length `L` are
-        /// `order[lengthStarts[L]..<lengthStarts[L + 1]]`, in candidate order. A key is compared
-        /// only with the lengths within ``widestAllowance`` of its own.
-        let order: [Int]
-        let lengthStarts: [Int]
-        /// What the first filters read of each candidate, in ``order``: one load per candidate.
+        /// What the first filters read of each candidate, by the length of its normalized form
+        /// (in candidate order within a length): those of length `L` are
+        /// `byLength[lengthStarts[L]..<lengthStarts[L + 1]]`. A key is compared only with the
+        /// lengths within ``widestAllowance`` of its own, one record read per candidate.
         let byLength: [Entry]
+        let lengthStarts: [Int]
 
         struct Entry {
-            /// ``presence``.
+            /// The characters its normalized form has (``ScalarBag/present``), read without
+            /// touching the form or copying its bag.
             let presence: UInt64
             /// The candidate's index.
             let index: Int32
             /// The length of its normalized form.
             let length: Int16
-            /// ``allowed``.
+            /// The edits it allows: one for names under six characters, two from six.
             let allowance: Int16
         }
         /// The most edits any candidate allows.
@@ -52,17 +47,14 @@ enum KeySuggester {
             bytes = normalized.map { Array($0.utf8) }
             scalars = normalized.map { Array($0.unicodeScalars) }
             bags = bytes.map(ScalarBag.init)
-            allowed = names.map { $0.count >= 6 ? Self.widestAllowance : 1 }
-            presence = bags.map(\.present)
             let lengths = bytes.map(\.count)
-            order = lengths.indices.sorted { (lengths[$0], $0) < (lengths[$1], $1) }
+            let order = lengths.indices.sorted { (lengths[$0], $0) < (lengths[$1], $1) }
             let longest = lengths.max() ?? 0
             lengthStarts = (0...(longest + 1)).map { length in lengths.filter { $0 < length }.count }
-            var byLength: [Entry] = []
-            for candidate in order {
-                byLength.append(Entry(presence: presence[candidate], index: Int32(candidate), length: Int16(lengths[candidate]), allowance: Int16(allowed[candidate])))
+            byLength = order.map { [bags] candidate in
+                Entry(presence: bags[candidate].present, index: Int32(candidate), length: Int16(lengths[candidate]),
+                      allowance: Int16(names[candidate].count >= 6 ? Self.widestAllowance : 1))
             }
-            self.byLength = byLength
             longestRespelling = 2 * (names.map(\.utf8.count).max() ?? 0) + 4
             precondition(longestRespelling <= Query.inlineLimit, "a query normalizes every key a candidate could be respelled as")
         }
