@@ -236,8 +236,8 @@ struct LintPass {
         let limit = PayloadLimit.limit(for: pushType, endpoint: context.endpoint)
         var diagnostics: [LintDiagnostic] = []
         diagnostics.reserveCapacity(findings.count)
-        // The node findings: pointer, subject and offset first; locations after, in one pass,
-        // written into the diagnostics in place.
+        // The node findings: subject and offset first; locations after, in one pass, written
+        // into the diagnostics in place.
         var located: [(diagnostic: Int, offset: Int)] = []
         // With more than a few findings, pointers and messages are made when read, from the
         // document: one origin for all. A few are resolved now (no origin to allocate, and the
