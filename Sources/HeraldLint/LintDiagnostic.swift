@@ -101,7 +101,7 @@ public struct LintDiagnostic: Sendable, Hashable {
             && lhs.message == rhs.message && lhs.subject == rhs.subject
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(rule)
         hasher.combine(severity)
