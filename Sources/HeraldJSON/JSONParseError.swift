@@ -51,43 +51,50 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     /// The message after `prefix` (`the body is not JSON: `), in one allocation where a body
     /// can hold many such errors.
     package func message(after prefix: StaticString) -> String {
-        switch reason {
-        case .unexpectedCharacter(let found, let expected, let hint):
-            // Built at its final size: interpolation sizes for its literals, these values are
-            // longer, and every append would grow the string.
-            return prefix.withUTF8Buffer { prefix in
-                var parts = (expected, found, hint ?? "")
-                let hinted = hint != nil
-                let total = prefix.count + 17 + parts.0.utf8.count + parts.1.utf8.count + (hinted ? parts.2.utf8.count + 3 : 0)
-                return String(unsafeUninitializedCapacity: total) { buffer in
-                    var at = 0
-                    func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-                        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
-                        (target + at).update(from: source, count: bytes.count)
-                        at += bytes.count
-                    }
-                    func put(_ literal: StaticString) { literal.withUTF8Buffer { put($0) } }
-                    put(prefix)
-                    put("expected ")
-                    parts.0.withUTF8 { put($0) }
-                    put(", found ")
-                    parts.1.withUTF8 { put($0) }
-                    if hinted {
-                        put(" (")
-                        parts.2.withUTF8 { put($0) }
-                        put(")")
-                    }
-                    return at
-                }
-            }
-        default:
+        reason.message(after: prefix)
+    }
+
+    /// `LINE:COLUMN: message`.
+    public var description: String { "\(location): \(message)" }
+
+    static func scalarName(_ value: UInt32) -> String {
+        var digits = String(value, radix: 16, uppercase: true)
+        while digits.count < 4 { digits = "0" + digits }
+        return "U+" + digits
+    }
+}
+
+extension JSONParseError.Reason {
+    /// The message after `prefix` (`the body is not JSON: `), in one allocation where a body
+    /// can hold many such errors.
+    package func message(after prefix: StaticString) -> String {
+        guard case .unexpectedCharacter(var found, var expected, let hint) = self else {
             return prefix.withUTF8Buffer { String(decoding: $0, as: UTF8.self) } + described
+        }
+        // Built at its final size: interpolation sizes for its literals, these values are
+        // longer, and every append would grow the string.
+        var hintText = hint ?? ""
+        let total = prefix.withUTF8Buffer(\.count) + 17 + expected.utf8.count + found.utf8.count
+            + (hint != nil ? hintText.utf8.count + 3 : 0)
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            var writer = UTF8Writer(buffer)
+            writer.put(prefix)
+            writer.put("expected ")
+            writer.put(&expected)
+            writer.put(", found ")
+            writer.put(&found)
+            if hint != nil {
+                writer.put(" (")
+                writer.put(&hintText)
+                writer.put(")")
+            }
+            return writer.count
         }
     }
 
     /// The message of every reason but an unexpected character.
     private var described: String {
-        switch reason {
+        switch self {
         case .unexpectedCharacter:
             return message(after: "")
         case .unexpectedEndOfInput(let expected):
@@ -95,7 +102,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         case .invalidUTF8:
             return "invalid UTF-8 byte sequence; JSON text must be UTF-8"
         case .unescapedControlCharacter(let byte):
-            return "unescaped control character \(Self.scalarName(UInt32(byte))) in a string; write it as an escape such as \\n or \\u00\(Self.hex(byte))"
+            return "unescaped control character \(JSONParseError.scalarName(UInt32(byte))) in a string; write it as an escape such as \\n or \\u00\(Self.hex(byte))"
         case .invalidEscape(let escape):
             return "invalid escape '\\\(escape)' in a string; JSON allows \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX"
         case .invalidUnicodeEscape:
@@ -120,15 +127,6 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// `LINE:COLUMN: message`.
-    public var description: String { "\(location): \(message)" }
-
-    static func scalarName(_ value: UInt32) -> String {
-        var digits = String(value, radix: 16, uppercase: true)
-        while digits.count < 4 { digits = "0" + digits }
-        return "U+" + digits
-    }
-
     private static func hex(_ byte: UInt8) -> String {
         let digits = String(byte, radix: 16, uppercase: true)
         return digits.count == 1 ? "0" + digits : digits
@@ -138,5 +136,47 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         var digits = String(unit, radix: 16, uppercase: true)
         while digits.count < 4 { digits = "0" + digits }
         return digits
+    }
+}
+
+/// Writes UTF-8 into a buffer sized beforehand (the string a message is built in), part by
+/// part: a value type with a mutating `put`, so no closure captures the position.
+struct UTF8Writer {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    /// How many bytes are written.
+    private(set) var count = 0
+
+    /// A writer at the start of `buffer`.
+    @inline(__always)
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    /// Appends `bytes`; the buffer must have room.
+    @inline(__always)
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
+        precondition(count + bytes.count <= buffer.count, "UTF8Writer: the buffer is smaller than its parts")
+        (target + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends a literal.
+    @inline(__always)
+    mutating func put(_ literal: StaticString) {
+        literal.withUTF8Buffer { put($0) }
+    }
+
+    /// Appends a string's UTF-8 (`inout` so a native string is read in place).
+    @inline(__always)
+    mutating func put(_ string: inout String) {
+        let start = count
+        let end = string.withUTF8 { utf8 -> Int in
+            guard let source = utf8.baseAddress, let target = buffer.baseAddress, !utf8.isEmpty else { return start }
+            precondition(start + utf8.count <= buffer.count, "UTF8Writer: the buffer is smaller than its parts")
+            (target + start).update(from: source, count: utf8.count)
+            return start + utf8.count
+        }
+        count = end
     }
 }

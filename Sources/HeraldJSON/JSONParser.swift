@@ -55,19 +55,22 @@ public struct JSONParser: Sendable {
     /// ``parseRecovering(_:)-([UInt8])`` over borrowed bytes (the document keeps its own copy).
     public func parseRecovering(_ bytes: UnsafeRawBufferPointer) -> (document: JSONDocument?, errors: [JSONParseError]) {
         let result = parseRecovering(bytes, describingAtMost: .max)
-        return (result.document, result.errors)
+        let text = bytes.assumingMemoryBound(to: UInt8.self)
+        var errors = result.recovered.map { $0.error(in: text) }
+        if let failure = result.failure { errors.append(failure) }
+        return (result.document, errors)
     }
 
-    /// ``parseRecovering(_:)-(UnsafeRawBufferPointer)`` describing at most `limit` of the
-    /// errors recovered from; `undescribed` counts the others (the error that ends the pass, if
-    /// any, is always described, last).
+    /// ``parseRecovering(_:)-(UnsafeRawBufferPointer)`` keeping at most `limit` of the errors
+    /// recovered from, located but not yet worded; `undescribed` counts the others. `failure` is
+    /// the error that ended the pass, if one did (and then there is no document).
     package func parseRecovering(
         _ bytes: UnsafeRawBufferPointer, describingAtMost limit: Int
-    ) -> (document: JSONDocument?, errors: [JSONParseError], undescribed: Int) {
+    ) -> (document: JSONDocument?, recovered: [RecoveredError], failure: JSONParseError?, undescribed: Int) {
         if bytes.count > options.maximumInputSize {
-            return (nil, [JSONParseError(
+            return (nil, [], JSONParseError(
                 reason: .tooLarge(size: bytes.count, limit: options.maximumInputSize),
-                location: SourceLocation(offset: 0, line: 1, column: 1))], 0)
+                location: SourceLocation(offset: 0, line: 1, column: 1)), 0)
         }
         var scanner = Scanner(buffer: bytes.assumingMemoryBound(to: UInt8.self), maximumDepth: options.maximumDepth)
         scanner.recovering = true
@@ -80,9 +83,9 @@ public struct JSONParser: Sendable {
             try scanner.parseDocument()
             let recovered = scanner.recovered
             let undescribed = scanner.undescribed
-            return (JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: false), recovered, undescribed)
+            return (JSONDocument(bytes: bytes, taking: scanner.takeTape(), isCompact: false), recovered, nil, undescribed)
         } catch {
-            return (nil, scanner.recovered + [error], scanner.undescribed)
+            return (nil, scanner.recovered, error, scanner.undescribed)
         }
     }
 
@@ -121,7 +124,7 @@ private struct Scanner: ~Copyable {
     var tape: TapeBuffer
     /// In ``JSONParser/diagnose(_:)``: record a missing comma and continue.
     var recovering = false
-    var recovered: [JSONParseError] = []
+    var recovered: [RecoveredError] = []
     /// How many recovered errors are described (located and worded); past it they are only
     /// counted in ``undescribed``, so a body of a thousand mistakes costs a reader who lists a
     /// hundred no more than the hundred.
@@ -198,7 +201,7 @@ private struct Scanner: ~Copyable {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(role: role)
         default:
             guard recovering, typographicQuoteLength(at: position) > 0 else { throw unexpected(expected: "a JSON value") }
-            recover { $0.unexpected(expected: "a JSON value") }
+            recover(.typographicValue, at: position)
             try parseTypographicString(role: role)
         }
     }
@@ -278,13 +281,13 @@ private struct Scanner: ~Copyable {
             } else {
                 if count > 0, buffer[position] == UInt8(ascii: "}") {
                     guard recovering else { throw error(.trailingComma(closing: "}"), at: lastComma) }
-                    recover { $0.error(.trailingComma(closing: "}"), at: $0.lastComma) }
+                    recover(.trailingCommaInObject, at: lastComma)
                     closeContainer(at: index, count: count)
                     return
                 }
                 let expected = count == 0 ? "a string key or '}'" : "a string key"
                 guard recovering, typographicQuoteLength(at: position) > 0 else { throw unexpected(expected: expected) }
-                recover { $0.unexpected(expected: expected) }
+                recover(count == 0 ? .typographicFirstKey : .typographicKey, at: position)
                 try parseTypographicString(role: .key)
             }
             skipWhitespace()
@@ -314,7 +317,7 @@ private struct Scanner: ~Copyable {
                  0xE2 where typographicQuoteLength(at: position) > 0:
                 // The next key follows without a comma (perhaps opened with a typographic quote).
                 guard recovering else { throw unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?") }
-                recover { $0.unexpected(expected: "',' or '}' after an object member", hint: "is a ',' missing before this key?") }
+                recover(.missingMemberComma, at: position)
             default:
                 throw unexpected(expected: "',' or '}' after an object member")
             }
@@ -334,7 +337,7 @@ private struct Scanner: ~Copyable {
         while true {
             if position < buffer.count, buffer[position] == UInt8(ascii: "]"), count > 0 {
                 guard recovering else { throw error(.trailingComma(closing: "]"), at: lastComma) }
-                recover { $0.error(.trailingComma(closing: "]"), at: $0.lastComma) }
+                recover(.trailingCommaInArray, at: lastComma)
                 closeContainer(at: index, count: count)
                 return
             }
@@ -356,7 +359,7 @@ private struct Scanner: ~Copyable {
                  UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 // The next element follows without a comma.
                 guard recovering else { throw unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?") }
-                recover { $0.unexpected(expected: "',' or ']' after an array element", hint: "is a ',' missing before this element?") }
+                recover(.missingElementComma, at: position)
             default:
                 throw unexpected(expected: "',' or ']' after an array element")
             }
@@ -509,7 +512,7 @@ private struct Scanner: ~Copyable {
                 throw error(.loneSurrogate(unit), at: escapeStart)
             }
         default:
-            let found = describeScalar(at: position)
+            let found = buffer.describeScalar(at: position)
             throw error(.invalidEscape(found.text), at: escapeStart)
         }
     }
@@ -546,31 +549,7 @@ private struct Scanner: ~Copyable {
     /// The length of the well-formed UTF-8 sequence at `index`, or 0 if it is malformed.
     @inline(__always)
     func utf8SequenceLength(at index: Int) -> Int {
-        let count = buffer.count
-        let lead = buffer[index]
-        func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
-            index + offset < count && range.contains(buffer[index + offset])
-        }
-        switch lead {
-        case 0x00...0x7F:
-            return 1
-        case 0xC2...0xDF:
-            return continuation(1) ? 2 : 0
-        case 0xE0:
-            return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : 0
-        case 0xE1...0xEC, 0xEE...0xEF:
-            return continuation(1) && continuation(2) ? 3 : 0
-        case 0xED:
-            return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : 0
-        case 0xF0:
-            return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : 0
-        case 0xF1...0xF3:
-            return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
-        case 0xF4:
-            return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : 0
-        default:
-            return 0
-        }
+        buffer.utf8SequenceLength(at: index)
     }
 
     // MARK: Errors
@@ -579,13 +558,14 @@ private struct Scanner: ~Copyable {
         cursor.location(ofOffset: offset, in: buffer)
     }
 
-    /// Records an error recovered from: `describe` builds it while under ``describedLimit``.
-    mutating func recover(_ describe: (inout Scanner) -> JSONParseError) {
+    /// Records an error recovered from, located, while under ``describedLimit``; its text is
+    /// made when it is read (``RecoveredError``).
+    mutating func recover(_ kind: RecoveredError.Kind, at offset: Int) {
         guard recovered.count < describedLimit else {
             undescribed += 1
             return
         }
-        recovered.append(describe(&self))
+        recovered.append(RecoveredError(kind: kind, offset: offset, location: locate(offset)))
     }
 
     mutating func error(_ reason: JSONParseError.Reason, at offset: Int? = nil) -> JSONParseError {
@@ -594,66 +574,14 @@ private struct Scanner: ~Copyable {
 
     /// An "expected X, found Y" error at `position`, with a hint for the usual mistakes.
     mutating func unexpected(expected: String, hint: String? = nil) -> JSONParseError {
-        guard position < buffer.count else {
-            return error(.unexpectedEndOfInput(expected: expected))
-        }
-        if buffer[position] >= 0x80 && utf8SequenceLength(at: position) == 0 {
-            return error(.invalidUTF8)
-        }
-        let found = describeScalar(at: position)
-        return error(.unexpectedCharacter(found: found.display, expected: expected, hint: hint ?? Self.hint(for: found.scalar)))
+        error(buffer.unexpected(at: position, expected: expected, hint: hint))
     }
 
     private func describeFound() -> String {
         if buffer[position] >= 0x80 && utf8SequenceLength(at: position) == 0 {
             return "invalid UTF-8"
         }
-        return describeScalar(at: position).display
-    }
-
-    /// The scalar at `index`, as text and as display form: `'x'`, `'“' (U+201C)`, `U+000A`.
-    func describeScalar(at index: Int) -> (scalar: Unicode.Scalar?, text: String, display: String) {
-        let length = max(1, utf8SequenceLength(at: index))
-        let slice = UnsafeBufferPointer(rebasing: buffer[index..<min(index + length, buffer.count)])
-        let text = String(decoding: slice, as: UTF8.self)
-        guard let scalar = text.unicodeScalars.first else { return (nil, text, "'\(text)'") }
-        // The name (`U+201C`) only where it is shown: not for the printable ASCII most errors meet.
-        if scalar.value < 0x20 || scalar.value == 0x7F {
-            let name = JSONParseError.scalarName(scalar.value)
-            return (scalar, name, name)
-        }
-        if scalar.isASCII {
-            return (scalar, text, "'\(text)'")
-        }
-        return (scalar, text, "'\(text)' (\(JSONParseError.scalarName(scalar.value)))")
-    }
-
-    private static func hint(for scalar: Unicode.Scalar?) -> String? {
-        guard let scalar else { return nil }
-        switch scalar.value {
-        case 0x201C, 0x201D, 0x201E, 0x201F, 0x2033, 0x00AB, 0x00BB:
-            return "typographic quotes are not JSON; use straight double quotes '\"'"
-        case 0x2018, 0x2019, 0x201A, 0x201B, 0x0027:
-            return "JSON strings use straight double quotes '\"'"
-        case 0x2F: // "/"
-            return "comments are not allowed in JSON"
-        case 0x23: // "#"
-            return "comments are not allowed in JSON"
-        case 0x4E, 0x49: // "N", "I"
-            return "NaN and Infinity are not JSON numbers"
-        case 0x2B: // "+"
-            return "JSON numbers have no leading '+'"
-        case 0x2E: // "."
-            return "JSON numbers need a digit before '.'"
-        default:
-            if scalar.properties.isWhitespace && !scalar.isASCII {
-                return "only space, tab, CR and LF are JSON whitespace"
-            }
-            if scalar.isASCII && (scalar.properties.isAlphabetic) {
-                return "object keys and strings must be quoted"
-            }
-            return nil
-        }
+        return buffer.describeScalar(at: position).display
     }
 }
 

@@ -110,6 +110,15 @@ struct LintPass {
         return true
     }
 
+    /// Counts `count` findings of `rule` past its cap as omitted, at once: the errors the parser
+    /// only counted, with no finding to report.
+    mutating func omit(_ rule: RuleID, count: Int) {
+        guard count > 0, isActive(rule) else { return }
+        let room = hasRoom(rule) // counts the first, and starts the per-rule counts
+        assert(!room, "a finding the parser only counted fits under the cap")
+        perRule?.omitted[rule.ordinal] += Int32(clamping: count - (room ? 0 : 1))
+    }
+
     /// Whether the value at tape index `index` is hidden by a later duplicate key, or lies in one
     /// that is. Findings mostly arrive in document order, so the gap between hidden ranges last
     /// looked in, and the next, are tried before a binary search.
@@ -163,16 +172,21 @@ struct LintPass {
         do {
             document = try parser.parse(bytes)
         } catch {
-            // Errors past the rule's cap are counted, not located or worded.
-            let (recoveredDocument, errors, undescribed) = parser.parseRecovering(bytes, describingAtMost: settings.maximumFindingsPerRule)
-            for error in errors {
-                report(.invalidJSON, error.message(after: "the body is not JSON: "), at: .syntax(error.location))
-            }
-            if isActive(.invalidJSON) {
-                for _ in 0..<undescribed where hasRoom(.invalidJSON) {
-                    assertionFailure("an undescribed error fits under the cap")
+            // Errors past the rule's cap are counted, not located or worded; those carried past
+            // are worded when read, from the document's copy of the body.
+            let (recoveredDocument, recoveredErrors, failure, undescribed) = parser.parseRecovering(bytes, describingAtMost: settings.maximumFindingsPerRule)
+            let text = bytes.assumingMemoryBound(to: UInt8.self)
+            for error in recoveredErrors {
+                if recoveredDocument != nil {
+                    report(.invalidJSON, MessageText.syntax(error, in: text, after: "the body is not JSON: "), at: .syntax(error.location))
+                } else {
+                    report(.invalidJSON, error.error(in: text).message(after: "the body is not JSON: "), at: .syntax(error.location))
                 }
             }
+            if let failure {
+                report(.invalidJSON, failure.message(after: "the body is not JSON: "), at: .syntax(failure.location))
+            }
+            omit(.invalidJSON, count: undescribed)
             guard let recoveredDocument else { return }
             document = recoveredDocument
             recovered = true
@@ -287,13 +301,18 @@ struct LintPass {
             let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
             for (index, entry) in located.enumerated() { diagnostics[entry.diagnostic].location = locations[index] }
         }
-        diagnostics.sort { lhs, rhs in
-            switch (lhs.location, rhs.location) {
-            case (nil, nil): return false
-            case (nil, _): return true
-            case (_, nil): return false
-            case (let left?, let right?): return left.offset < right.offset
+        // Header findings, then by offset; equal places keep their order. Findings are often
+        // in order already (reported walking the body), and then nothing is moved.
+        func precedes(_ lhs: SourceLocation?, _ rhs: SourceLocation?) -> Bool {
+            switch (lhs, rhs) {
+            case (nil, nil): false
+            case (nil, _): true
+            case (_, nil): false
+            case (let left?, let right?): left.offset < right.offset
             }
+        }
+        if diagnostics.indices.dropFirst().contains(where: { precedes(diagnostics[$0].location, diagnostics[$0 - 1].location) }) {
+            diagnostics.sort { precedes($0.location, $1.location) }
         }
         return LintReport(
             diagnostics: diagnostics, byteCount: bytes.count, limit: limit, document: document,
@@ -351,6 +370,27 @@ struct KeySlots<Key: KnownKey> {
     }
 
     func has(_ key: Key) -> Bool { document != nil && slots[key.ordinal] >= 0 }
+}
+
+/// One key type's table, read once for a loop over many keys: each read of a key type's static
+/// `table` passes its lazy initializer's guard, and from here reaches it through the protocol's
+/// witness as well, which together cost as much as the lookup. Plain buffers: copied, it
+/// retains nothing.
+struct KeyLookup<Key: KnownKey> {
+    private let table = Key.table
+
+    init() {
+        // The key is its one-byte tag, its ordinal (``KnownKey/ordinal``, tested against
+        // `allCases`): HeraldPayload's `init(ordinal:)` is not specialized across the module
+        // boundary, and its generic form costs more than the lookup.
+        precondition(MemoryLayout<Key>.size == 1, "known keys are one-byte enums")
+    }
+
+    /// The key spelled `bytes`, if it is one of these.
+    @inline(__always)
+    func callAsFunction(_ bytes: UnsafeRawBufferPointer) -> Key? {
+        table.ordinal(of: bytes).map { unsafeBitCast(UInt8(truncatingIfNeeded: $0), to: Key.self) }
+    }
 }
 
 extension KnownKey {

@@ -28,13 +28,25 @@ enum Message {
         }
     }
 
+    /// Copies `part`'s UTF-8 into `buffer` at `offset`, and moves `offset` past it.
     @inline(__always)
-    private static func append(_ part: inout String, to buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
-        part.withUTF8 { utf8 in
-            guard let source = utf8.baseAddress, let target = buffer.baseAddress, !utf8.isEmpty else { return }
-            (target + offset).update(from: source, count: utf8.count)
-            offset += utf8.count
-        }
+    static func append(_ part: inout String, to buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+        part.withUTF8 { append($0, to: buffer, at: &offset) }
+    }
+
+    /// Copies `part` into `buffer` at `offset`, and moves `offset` past it.
+    @inline(__always)
+    static func append(_ part: UnsafeBufferPointer<UInt8>, to buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+        guard let source = part.baseAddress, let target = buffer.baseAddress, !part.isEmpty else { return }
+        precondition(offset + part.count <= buffer.count, "a message part past the size computed for it")
+        (target + offset).update(from: source, count: part.count)
+        offset += part.count
+    }
+
+    /// Copies a literal into `buffer` at `offset`, and moves `offset` past it.
+    @inline(__always)
+    static func append(_ literal: StaticString, to buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+        literal.withUTF8Buffer { append($0, to: buffer, at: &offset) }
     }
 }
 
@@ -48,15 +60,23 @@ enum Message {
 struct MessageText: Sendable {
     /// The whole text (when `quoted` is negative), or the word after `middle`.
     private let text: String
-    /// The tape index of the string quoted after `head`, or -1.
+    /// The tape index of the string quoted after `head`, or -1; for a syntax error, the byte
+    /// offset it is at.
     private let quoted: Int32
+    /// A syntax error the recovering parser carried on past, worded after `head` from the
+    /// document's text.
+    private let syntax: RecoveredError.Kind?
     private let head: StaticString
     private let middle: StaticString
     private let tail: StaticString
 
-    private init(text: String, quoted: Int32, head: StaticString, middle: StaticString, tail: StaticString) {
+    private init(
+        text: String, quoted: Int32, syntax: RecoveredError.Kind? = nil, head: StaticString,
+        middle: StaticString = "", tail: StaticString = ""
+    ) {
         self.text = text
         self.quoted = quoted
+        self.syntax = syntax
         self.head = head
         self.middle = middle
         self.tail = tail
@@ -73,35 +93,39 @@ struct MessageText: Sendable {
         MessageText(text: word, quoted: Int32(truncatingIfNeeded: quoted), head: head, middle: middle, tail: tail)
     }
 
+    /// `prefix` + the message of `error`, which the recovering parser carried on past in
+    /// `text`: worded when read, from the document's copy of `text`.
+    static func syntax(_ error: RecoveredError, in text: UnsafeBufferPointer<UInt8>, after prefix: StaticString) -> MessageText {
+        guard let offset = Int32(exactly: error.offset) else {
+            return .text(error.error(in: text).message(after: prefix))
+        }
+        return MessageText(text: "", quoted: offset, syntax: error.kind, head: prefix)
+    }
+
     /// The text, reading the quoted string from `document`: one allocation, the literals copied
     /// from where they are stored.
     func resolved(in document: JSONDocument?) -> String {
         guard quoted >= 0 else { return text }
+        if let syntax {
+            // The document is the one parsed from the text the error is in.
+            guard let document else { return "" }
+            return document.withUnsafeBytes { bytes in
+                syntax.reason(at: Int(quoted), in: bytes.assumingMemoryBound(to: UInt8.self)).message(after: head)
+            }
+        }
         var string = document.flatMap { $0.string(atTapeIndex: Int(quoted)) } ?? ""
         var word = text
-        return head.withUTF8Buffer { head in
-            middle.withUTF8Buffer { middle in
-                tail.withUTF8Buffer { tail in
-                    string.withUTF8 { string in
-                        word.withUTF8 { word in
-                            String(unsafeUninitializedCapacity: head.count + string.count + middle.count + word.count + tail.count) { buffer in
-                                var at = 0
-                                func put(_ part: UnsafeBufferPointer<UInt8>) {
-                                    guard let source = part.baseAddress, let target = buffer.baseAddress, !part.isEmpty else { return }
-                                    (target + at).update(from: source, count: part.count)
-                                    at += part.count
-                                }
-                                put(head)
-                                put(string)
-                                put(middle)
-                                put(word)
-                                put(tail)
-                                return at
-                            }
-                        }
-                    }
-                }
-            }
+        // `withUTF8Buffer`, not `utf8CodeUnitCount`: a one-character literal may be stored as
+        // its scalar, and then only the buffer has its length.
+        let total = head.withUTF8Buffer(\.count) + string.utf8.count + middle.withUTF8Buffer(\.count) + word.utf8.count + tail.withUTF8Buffer(\.count)
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            var at = 0
+            Message.append(head, to: buffer, at: &at)
+            Message.append(&string, to: buffer, at: &at)
+            Message.append(middle, to: buffer, at: &at)
+            Message.append(&word, to: buffer, at: &at)
+            Message.append(tail, to: buffer, at: &at)
+            return at
         }
     }
 }

@@ -271,10 +271,18 @@ struct RecoveringParseTests {
             [#""k\#(index)":1 "#, #""a\#(index)":[1 2,],"#, "“t\(index)”:“x”,", #""b\#(index)":[1,],"#][index % 4]
         }
         let text = "{" + mistakes.joined() + #""end":true"# + (fatalEnding ? " : 2}" : "}")
-        let everything = text.utf8.withContiguousStorageIfAvailable { JSONParser().parseRecovering(UnsafeRawBufferPointer($0), describingAtMost: .max) }!
+        // The package entry point, with its located errors worded as the public one words them.
+        func parse(describingAtMost limit: Int) -> (document: JSONDocument?, errors: [JSONParseError], undescribed: Int) {
+            text.utf8.withContiguousStorageIfAvailable { utf8 in
+                let result = JSONParser().parseRecovering(UnsafeRawBufferPointer(utf8), describingAtMost: limit)
+                let errors = result.recovered.map { $0.error(in: utf8) } + (result.failure.map { [$0] } ?? [])
+                return (result.document, errors, result.undescribed)
+            }!
+        }
+        let everything = parse(describingAtMost: .max)
         #expect(everything.undescribed == 0 && everything.errors.count > 60)
         for limit in [0, 1, 17, everything.errors.count] {
-            let limited = text.utf8.withContiguousStorageIfAvailable { JSONParser().parseRecovering(UnsafeRawBufferPointer($0), describingAtMost: limit) }!
+            let limited = parse(describingAtMost: limit)
             let described = fatalEnding ? limited.errors.dropLast() : limited.errors[...]
             let expected = (fatalEnding ? everything.errors.dropLast() : everything.errors[...]).prefix(limit)
             #expect(described.map(\.message) == expected.map(\.message))

@@ -1,4 +1,5 @@
 @testable import HeraldLint
+import HeraldJSON
 import Testing
 
 /// Messages joined in one allocation read exactly as concatenation (the oracle), for parts that
@@ -155,5 +156,79 @@ struct DeferredFindingTests {
         #expect(report.diagnostics.filter { $0.rule == .unknownAPSKey }.count == customs)
         #expect(report.diagnostics.filter { $0.rule == .unknownAlertKey }.count == customs)
         #expect(!report.diagnostics.contains { ($0.rule == .unknownAPSKey || $0.rule == .unknownAlertKey) && ["badge", "sound", "alert", "title", "body"].contains($0.pointer?.tokens.last ?? "") })
+    }
+}
+
+/// Syntax errors the recovering parser carries past are kept as a kind and an offset and worded
+/// when read (``MessageText/syntax(_:in:after:)``): each reads as the message written out here
+/// by hand, as the public recovering parse words it, at the same place, after the report, the
+/// linter and the bytes are gone, and from many tasks at once.
+@Suite("Syntax errors read when asked", .ownThreads)
+struct DeferredSyntaxErrorTests {
+    static let typographic = "typographic quotes are not JSON; use straight double quotes '\"'"
+    /// A body, and the messages of its syntax findings in order, with no prefix.
+    static let cases: [(body: String, messages: [String])] = [
+        (#"{"aps":{"alert":“Hi”}}"#, ["expected a JSON value, found '“' (U+201C) (\(typographic))"]),
+        (#"{“aps”:{"alert":"Hi"}}"#, ["expected a string key or '}', found '“' (U+201C) (\(typographic))"]),
+        (#"{"aps":{"alert":"Hi"},“k”:1}"#, ["expected a string key, found '“' (U+201C) (\(typographic))"]),
+        (#"{"aps":{"alert":"Hi"},"k":„x“}"#, ["expected a JSON value, found '„' (U+201E) (\(typographic))"]),
+        (#"{"aps":{"alert":"Hi"} "k":1}"#, [#"expected ',' or '}' after an object member, found '"' (is a ',' missing before this key?)"#]),
+        (#"{"aps":{"alert":"Hi"},"k":[1 "é" 3]}"#, [
+            #"expected ',' or ']' after an array element, found '"' (is a ',' missing before this element?)"#,
+            "expected ',' or ']' after an array element, found '3' (is a ',' missing before this element?)",
+        ]),
+        (#"{"aps":{"alert":"Hi"},}"#, ["trailing comma before '}' is not allowed; remove this ','"]),
+        (#"{"aps":{"alert":"Hi"},"k":[1,]}"#, ["trailing comma before ']' is not allowed; remove this ','"]),
+        (#"{"aps":{"alert":"日本"} “k”:1}"#, [
+            "expected ',' or '}' after an object member, found '“' (U+201C) (is a ',' missing before this key?)",
+            "expected a string key, found '“' (U+201C) (\(typographic))",
+        ]),
+    ]
+
+    /// The syntax findings of `body`, read after everything that made them is gone.
+    static func syntaxFindings(_ body: String) -> [LintDiagnostic] {
+        let bytes = Array(body.utf8)
+        return Linter().lint(bytes).diagnostics.filter { $0.rule == .invalidJSON }
+    }
+
+    @Test("each kind reads as written by hand and as the public parse words it", arguments: 0..<cases.count)
+    func readsAsTheEagerMessage(_ index: Int) throws {
+        let (body, messages) = Self.cases[index]
+        let findings = Self.syntaxFindings(body)
+        #expect(findings.map(\.message) == messages.map { "the body is not JSON: " + $0 }, "\(body)")
+        let (document, errors) = JSONParser().parseRecovering(Array(body.utf8))
+        #expect(document != nil, "recovered from, so the messages are deferred")
+        #expect(findings.map(\.message) == errors.map { "the body is not JSON: " + $0.message })
+        #expect(findings.map(\.location) == errors.map(\.location))
+    }
+
+    /// Ninety errors of every kind at once, read from eight tasks: each task reads what the
+    /// public parse says, in order.
+    @Test("many syntax errors read from many tasks at once")
+    func readConcurrently() async throws {
+        let mistakes = (0..<90).map { index in
+            [#""k\#(index)":1 "#, #""a\#(index)":[1 2,],"#, "“t\(index)”:“x”,", #""b\#(index)":[1,],"#][index % 4]
+        }
+        let body = "{" + mistakes.joined() + #""end":true}"#
+        let findings = Self.syntaxFindings(body).filter { !$0.message.contains("not listed") }
+        let expected = JSONParser().parseRecovering(Array(body.utf8)).errors.prefix(100).map { "the body is not JSON: " + $0.message }
+        #expect(expected.count == 100 && Set(expected).count > 4)
+        let read = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 { group.addTask { findings.map(\.message) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(read.count == 8 && read.allSatisfy { $0 == Array(expected) })
+    }
+
+    /// A body the parser cannot carry on through has no document to read from later: the errors
+    /// before the fatal one are worded at once, and the fatal one last.
+    @Test("without a document every error is worded at once")
+    func noDocument() throws {
+        let findings = Self.syntaxFindings(#"{"aps":{"alert":"Hi"} "k":[1,] : 2}"#)
+        #expect(findings.map(\.message) == [
+            #"the body is not JSON: expected ',' or '}' after an object member, found '"' (is a ',' missing before this key?)"#,
+            "the body is not JSON: trailing comma before ']' is not allowed; remove this ','",
+            "the body is not JSON: expected ',' or '}' after an object member, found ':'",
+        ])
     }
 }

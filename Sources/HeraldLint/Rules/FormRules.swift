@@ -102,7 +102,7 @@ extension LintPass {
         var isSimulatorTargetBundle = false
         var isWatchKitSimulatorActions = false
 
-        init(_ bytes: UnsafeRawBufferPointer) {
+        init(_ bytes: UnsafeRawBufferPointer, _ apsKeys: KeyLookup<APSKey>, _ alertKeys: KeyLookup<AlertKey>) {
             isSimulatorTargetBundle = Self.equal(bytes, PayloadKey.simulatorTargetBundle)
             isWatchKitSimulatorActions = Self.equal(bytes, PayloadKey.watchKitSimulatorActions)
             if bytes.count == 3 {
@@ -110,8 +110,8 @@ extension LintPass {
                 isMDM = bytes[0] == UInt8(ascii: "m") && bytes[1] == UInt8(ascii: "d") && bytes[2] == UInt8(ascii: "m")
                 if isAPS || isMDM { return }
             }
-            apsKey = APSKey.lookUp(bytes)
-            if apsKey == nil { alertKey = AlertKey.lookUp(bytes) }
+            apsKey = apsKeys(bytes)
+            if apsKey == nil { alertKey = alertKeys(bytes) }
             if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
         }
 
@@ -124,8 +124,9 @@ extension LintPass {
         var apsValue: Node?
         var hasMDMKey = false
         let checkOutside = isActive(.appleKeyOutsideAPS)
+        let apsKeys = KeyLookup<APSKey>(), alertKeys = KeyLookup<AlertKey>()
         for member in root.members {
-            let key = member.keyNode.withUTF8 { TopLevelKey($0) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0))
+            let key = member.keyNode.withUTF8 { TopLevelKey($0, apsKeys, alertKeys) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0), apsKeys, alertKeys)
             if key.isAPS {
                 apsValue = member.value // the last `aps`, as readers take it
                 apsKeyIndices.append(member.keyNode.index)
