@@ -27,6 +27,25 @@ struct CatalogTests {
         for (index, key) in SoundKey.allCases.enumerated() { #expect(key.ordinal == index) }
     }
 
+    /// `KeyLookup` makes the key from its ordinal's one byte: every key's spelling gives that
+    /// key (the oracle: `allCases` and `name`), and near spellings give none.
+    @Test("a key lookup finds every key by its spelling, and nothing else")
+    func keyLookup() {
+        func check<Key: KnownKey>(_: Key.Type) {
+            let lookup = KeyLookup<Key>()
+            for key in Key.allCases {
+                let name = "\(key.name)"
+                #expect(Array(name.utf8).withUnsafeBytes { lookup($0) } == key, "\(name)")
+                #expect(Array((name + "x").utf8).withUnsafeBytes { lookup($0) } == nil, "\(name)x")
+                #expect(Array(name.uppercased().utf8).withUnsafeBytes { lookup($0) } == nil, "\(name.uppercased())")
+            }
+            #expect(lookup(UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+        }
+        check(APSKey.self)
+        check(AlertKey.self)
+        check(SoundKey.self)
+    }
+
     @Test("rules that mirror APNs rejections name the reason, and the precedence covers them")
     func rejections() {
         let mirroring = LintCatalog.rules.filter { $0.apnsReason != nil }.map(\.id)
