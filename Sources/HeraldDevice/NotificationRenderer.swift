@@ -127,7 +127,7 @@ public struct NotificationRenderer: Sendable {
         var activity: RenderedNotification.ActivityUpdate?
         if isActivity {
             activity = RenderedNotification.ActivityUpdate(
-                event: aps.event?.rawValue, timestamp: aps.timestamp, contentState: aps.contentState, staleDate: aps.staleDate,
+                event: aps.event?.rawValue, timestamp: aps.timestamp, contentStateStorage: aps.contentStateStorage, staleDate: aps.staleDate,
                 dismissalDate: aps.dismissalDate, attributesType: aps.attributesType, attributes: aps.attributes)
             if aps.timestamp == nil {
                 diagnostics.append(LocalizationDiagnostic(.warning, "a Live Activity update without timestamp cannot be ordered; ActivityKit may ignore it"))

@@ -54,7 +54,13 @@ public struct RenderedNotification: Sendable, Hashable {
         /// `timestamp`: when the update was sent (epoch seconds); older updates are ignored.
         public var timestamp: Double?
         /// `content-state`: the activity's new dynamic content.
-        public var contentState: JSONObject?
+        public var contentState: JSONObject? {
+            get { contentStateStorage?.object }
+            set { contentStateStorage = newValue.map(DeferredJSONObject.value) }
+        }
+        /// ``contentState`` as held: a rendered payload's stays in its document until read (a
+        /// simulated device keeps the last ``SimulatedDevice/Activity/historyLimit`` of them).
+        package var contentStateStorage: DeferredJSONObject?
         /// `stale-date`: when the content becomes stale.
         public var staleDate: Double?
         /// `dismissal-date`: when an ended activity leaves the lock screen.

@@ -30,7 +30,12 @@ public struct APS: Sendable, Hashable {
     /// Live Activity: `start`, `update` or `end` (`event`).
     public var event: LiveActivityEvent?
     /// Live Activity: the dynamic content, matching the app's `ContentState` (`content-state`).
-    public var contentState: JSONObject?
+    public var contentState: JSONObject? {
+        get { contentStateStorage?.object }
+        set { contentStateStorage = newValue.map(DeferredJSONObject.value) }
+    }
+    /// ``contentState`` as held: a decoded payload keeps it in its document until it is read.
+    package var contentStateStorage: DeferredJSONObject?
     /// Live Activity: when the activity becomes stale, in seconds since 1970 (`stale-date`).
     public var staleDate: Double?
     /// Live Activity: when an ended activity is removed, in seconds since 1970 (`dismissal-date`).
@@ -80,7 +85,7 @@ public struct APS: Sendable, Hashable {
         self.filterCriteria = filterCriteria
         self.timestamp = timestamp
         self.event = event
-        self.contentState = contentState
+        self.contentStateStorage = contentState.map(DeferredJSONObject.value)
         self.staleDate = staleDate
         self.dismissalDate = dismissalDate
         self.attributesType = attributesType

@@ -212,7 +212,8 @@ struct PayloadReader {
             case .filterCriteria: aps.filterCriteria = try lenient(value, string)
             case .timestamp: aps.timestamp = try lenient(value, double)
             case .event: aps.event = try lenient(value, string).map(LiveActivityEvent.init(rawValue:))
-            case .contentState: aps.contentState = try lenient(value, object)
+            // Kept in the document until read (a Live Activity's device keeps its last states).
+            case .contentState: aps.contentStateStorage = try lenient(value, deferredObject)
             case .staleDate: aps.staleDate = try lenient(value, double)
             case .dismissalDate: aps.dismissalDate = try lenient(value, double)
             case .attributesType: aps.attributesType = try lenient(value, string)
@@ -372,6 +373,14 @@ struct PayloadReader {
             throw fail(.typeMismatch(expected: "an object", found: node.kind), at: node)
         }
         return object
+    }
+
+    /// An object left in the document, built when read.
+    func deferredObject(_ node: JSONDocument.Node) throws(PayloadDecodingError) -> DeferredJSONObject {
+        guard node.kind == .object else {
+            throw fail(.typeMismatch(expected: "an object", found: node.kind), at: node)
+        }
+        return .node(node)
     }
 
     /// An array of strings. In a lenient decode an element of another type is left out, or,

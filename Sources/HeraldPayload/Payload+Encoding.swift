@@ -140,7 +140,7 @@ extension APS {
         writer.member(APSKey.filterCriteria.name, filterCriteria)
         writer.member(APSKey.timestamp.name, timestamp)
         writer.member(APSKey.event.name, event?.rawValue)
-        writer.member(APSKey.contentState.name, contentState)
+        writer.member(APSKey.contentState.name, contentStateStorage)
         writer.member(APSKey.staleDate.name, staleDate)
         writer.member(APSKey.dismissalDate.name, dismissalDate)
         writer.member(APSKey.attributesType.name, attributesType)
@@ -248,6 +248,15 @@ extension JSONWriter {
     mutating func member(_ key: StaticString, _ value: Bool?) { member(key, value) { $0.bool($1) } }
     mutating func member(_ key: StaticString, _ value: [String]?) { member(key, value) { $0.strings($1) } }
     mutating func member(_ key: StaticString, _ value: JSONObject?) { member(key, value) { $0.value(.object($1)) } }
+    /// A decoded object is written from its document, without building it.
+    mutating func member(_ key: StaticString, _ value: DeferredJSONObject?) {
+        member(key, value) { writer, value in
+            switch value {
+            case .value(let object): writer.value(.object(object))
+            case .node(let node): writer.value(node)
+            }
+        }
+    }
     mutating func member(_ key: StaticString, _ value: Nullable<String>?) { member(key, value) { $1.write(to: &$0) { $1.string($0) } } }
     mutating func member(_ key: StaticString, _ value: Nullable<[String]>?) { member(key, value) { $1.write(to: &$0) { $1.strings($0) } } }
 

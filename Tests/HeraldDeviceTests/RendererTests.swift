@@ -165,6 +165,12 @@ import Testing
         #expect(rendered.activity?.event == "update")
         #expect(rendered.activity?.staleDate == 1_700_003_600)
         #expect(rendered.activity?.contentState?["knockedDown"] == .bool(true))
+        // Kept in the payload's document until read: a device's activity history holds
+        // documents, not trees built and freed on every update.
+        guard case .node? = rendered.activity?.contentStateStorage else {
+            Issue.record("the rendered content-state was built: \(String(describing: rendered.activity?.contentStateStorage))")
+            return
+        }
     }
 
     @Test func wrongTypesAreDroppedWithTheirPosition() throws {

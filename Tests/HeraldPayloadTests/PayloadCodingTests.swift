@@ -124,6 +124,58 @@ struct PayloadCodingTests {
         #expect(try start.encodedString().contains(#""title":{"loc-key":"%@ is on an adventure!","loc-args":["Power Panda"]}"#))
     }
 
+    /// A decoded `content-state` stays in its document until it is read (a simulated device
+    /// keeps the last twenty of each Live Activity): reading it builds what Foundation reads from
+    /// the same bytes, writing the payload copies it from the document, and setting it replaces it.
+    @Test("a decoded content-state is built from its document when read, and written from it")
+    func deferredContentState() throws {
+        let text = #"{"aps":{"event":"update","timestamp":1,"content-state":{"home":{"score":2,"scorers":["Ana","Bo"]},"minute":78.5,"note":"caf\u00e9 \"x\" 😀","ok":true,"none":null,"e":1E2}}}"#
+        let payload = try Payload(decoding: text)
+        guard case .node? = payload.aps?.contentStateStorage else {
+            Issue.record("the decoded content-state was built at decoding: \(String(describing: payload.aps?.contentStateStorage))")
+            return
+        }
+        let state = try #require(payload.aps?.contentState)
+        let foundation = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let expected = try #require((foundation["aps"] as? [String: Any])?["content-state"] as? NSDictionary)
+        let read = try #require(try JSONSerialization.jsonObject(with: Data(JSONValue.object(state).compactBytes())) as? NSDictionary)
+        #expect(read == expected)
+        #expect(state.keys == ["home", "minute", "note", "ok", "none", "e"])
+        #expect(state["e"]?.numberValue?.text == "1E2")
+
+        // The same object built as a value: equal, and written to the same bytes.
+        var built = payload
+        built.aps?.contentState = state
+        guard case .value? = built.aps?.contentStateStorage else {
+            Issue.record("setting content-state kept the document's")
+            return
+        }
+        #expect(built == payload)
+        #expect(try built.encode() == payload.encode())
+        #expect(try payload.encodedString().contains(#""content-state":{"home":{"score":2,"scorers":["Ana","Bo"]},"minute":78.5,"note":"café \"x\" 😀","ok":true,"none":null,"e":1E2}"#))
+
+        var changed = payload
+        changed.aps?.contentState = ["minute": 80]
+        #expect(changed != payload)
+        #expect(try changed.encodedString() == #"{"aps":{"timestamp":1,"event":"update","content-state":{"minute":80}}}"#)
+        changed.aps?.contentState = nil
+        #expect(try changed.encodedString() == #"{"aps":{"timestamp":1,"event":"update"}}"#)
+        #expect(payload.aps?.contentState?["minute"]?.numberValue?.text == "78.5")
+    }
+
+    /// Read leniently (as a device does), a `content-state` that is not an object is left out
+    /// with its error, and of two the last is the one kept.
+    @Test("a lenient decode drops a content-state that is not an object, and keeps the last of two")
+    func lenientContentState() throws {
+        let wrong = try Payload.decodingLeniently(document: JSONDocument(parsing: Array(#"{"aps":{"content-state":[1],"event":"update"}}"#.utf8)))
+        #expect(wrong.payload.aps?.contentState == nil)
+        #expect(wrong.payload.aps?.event == .update)
+        #expect(wrong.recovered.map(\.error.pointer.description) == ["/aps/content-state"])
+        let twice = try Payload.decodingLeniently(document: JSONDocument(parsing: Array(#"{"aps":{"content-state":{"a":1},"content-state":{"b":2}}}"#.utf8)))
+        #expect(twice.payload.aps?.contentState == ["b": 2])
+        #expect(twice.recovered.map(\.action) == [.lastDuplicateUsed])
+    }
+
     @Test("null where the seeds allow it: action-loc-key, title-loc-key, title-loc-args")
     func nullables() throws {
         let text = #"{"aps":{"alert":{"title-loc-key":null,"title-loc-args":null,"action-loc-key":null}}}"#
