@@ -19,6 +19,32 @@ import HeraldTestSupport
         }
     }
 
+    /// Each kind of credential is found wherever it starts in a long value: at every offset of
+    /// the first 40, with 0, 1 or 17 bytes after it, after a filler of identifier characters, and
+    /// nothing is found in the filler alone.
+    @Test func credentialsAreFoundAtEveryOffset() {
+        let credentials: [(String, String)] = [
+            ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl", "a JSON Web Token"),
+            ("Bearer abcdefghijklmnop0123", "a bearer token"),
+            ("sk_live_0123456789abcdefABCD", "an API key (sk_live_…)"),
+            ("ghp_0123456789abcdefABCDEFGH", "an API key (ghp_…)"),
+            ("AKIA0123456789ABCDEF", "an API key (AKIA…)"),
+        ]
+        for filler in ["x", "_"] {
+            for (credential, kind) in credentials {
+                for offset in 0..<40 {
+                    for tail in [0, 1, 17] {
+                        let text = String(repeating: filler, count: offset) + " " + credential + " " + String(repeating: filler, count: tail)
+                        let found = Array(text.utf8).withUnsafeBytes { SensitiveData.token(in: $0) }
+                        #expect(found == kind, "\(kind) after \(offset) × \(filler), \(tail) after")
+                    }
+                }
+            }
+            let plain = Array(String(repeating: filler, count: 3_900).utf8).withUnsafeBytes { SensitiveData.token(in: $0) }
+            #expect(plain == nil)
+        }
+    }
+
     /// The longest run of bytes satisfying `isIn`, byte by byte.
     static func longestRun(_ bytes: [UInt8], _ isIn: (UInt8) -> Bool) -> Int {
         var run = 0, longest = 0
