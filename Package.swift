@@ -64,6 +64,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // `herald bench send`: latency percentiles.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // A simulated device's Notification Center: its oldest notification leaves in O(1).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         .target(name: "HeraldJSON"),
@@ -72,7 +74,12 @@ let package = Package(
         .target(name: "HeraldPayload", dependencies: ["HeraldJSON"]),
         .target(name: "HeraldLint", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload"]),
         .target(name: "HeraldLocalization", dependencies: ["HeraldJSON", "HeraldPayload"]),
-        .target(name: "HeraldDevice", dependencies: ["HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization", "HeraldLint"]),
+        .target(
+            name: "HeraldDevice",
+            dependencies: [
+                "HeraldJSON", "HeraldProtocol", "HeraldPayload", "HeraldLocalization", "HeraldLint",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]),
         .target(
             name: "HeraldAuth",
             dependencies: [

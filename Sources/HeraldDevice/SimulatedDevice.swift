@@ -1,3 +1,4 @@
+import DequeModule
 import HeraldJSON
 import HeraldPayload
 import HeraldProtocol
@@ -200,7 +201,15 @@ public struct SimulatedDevice: Sendable {
     }
     /// The groups in the opposite order (least recently updated first, each oldest first), so
     /// that a new notification is appended rather than inserted at the front.
-    private var storedGroups: [Group] = []
+    private var storedGroups: [StoredGroup] = []
+
+    /// A group as the device keeps it: its notifications oldest first in a deque, so that
+    /// dropping the oldest of a full Notification Center moves nothing (an array's
+    /// `removeFirst` moved the other 63 on every push past the limit).
+    private struct StoredGroup: Sendable, Hashable {
+        var threadIdentifier: String?
+        var notifications: Deque<DeliveredNotification>
+    }
     /// The app icon's badge (`nil`: no badge).
     public private(set) var badge: Int?
     /// Live Activities by identifier.
@@ -388,7 +397,7 @@ public struct SimulatedDevice: Sendable {
                 storedGroups.append(group)
             }
         } else {
-            storedGroups.append(Group(threadIdentifier: thread, notifications: [notification]))
+            storedGroups.append(StoredGroup(threadIdentifier: thread, notifications: [notification]))
         }
         if events.isEmpty { events.append(.displayed(id: delivery.id)) }
         if notificationCount > configuration.notificationLimit { removeOldest() }

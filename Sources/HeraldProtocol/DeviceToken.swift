@@ -64,6 +64,14 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with a hex token, or `nil` if it is acceptable.
     public static func problem(with text: String) -> DeviceTokenError? {
         if text.isEmpty { return .empty }
+        // Nearly every token is ASCII hex: its bytes are checked at once, and the scalars are
+        // read (for the position a message gives) only when one is not.
+        var text = text
+        let digits = text.withUTF8 { bytes -> Int? in
+            for byte in bytes where !(byte &- UInt8(ascii: "0") < 10 || (byte | 0x20) &- UInt8(ascii: "a") < 6) { return nil }
+            return bytes.count
+        }
+        if let digits { return problem(digits: digits) }
         var position = 0
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -72,8 +80,13 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
             }
             position += 1
         }
-        if position % 2 != 0 { return .oddLength(digits: position) }
-        let bytes = position / 2
+        return problem(digits: position)
+    }
+
+    /// What is wrong with `digits` hex digits, or `nil` if they are a token's.
+    private static func problem(digits: Int) -> DeviceTokenError? {
+        if digits % 2 != 0 { return .oddLength(digits: digits) }
+        let bytes = digits / 2
         if !acceptedByteCounts.contains(bytes) { return .unexpectedLength(bytes: bytes) }
         return nil
     }

@@ -1,31 +1,24 @@
 import Synchronization
 
 /// Lowercase canonical UUIDs (version 4) for `apns-id`, `apns-unique-id` and `apns-request-id`,
-/// from a xoshiro256** generator seeded by the system's. Identifiers need to be unique, not
-/// secret; Foundation's `UUID()` opens /dev/urandom on Linux for each one, and the system
-/// generator makes a system call per value: the mock paid one per answer, the client one per
-/// request.
+/// from SplitMix64 over one shared counter seeded by the system's generator. Identifiers need
+/// to be unique, not secret: each value is a bijection of a distinct counter value, so none
+/// repeats within 2^64 draws. Foundation's `UUID()` opens /dev/urandom on Linux for each one,
+/// and the system generator makes a system call per value (the mock paid one per answer, the
+/// client one per request); a generator behind a lock made the mock's two event loops wait for
+/// each other, up to three times an answer.
 package enum RandomIdentifier {
-    private static let state: Mutex<(UInt64, UInt64, UInt64, UInt64)> = {
+    private static let counter = Atomic<UInt64>({
         var system = SystemRandomNumberGenerator()
-        return Mutex((system.next(), system.next(), system.next(), system.next() | 1))
-    }()
+        return system.next()
+    }())
 
     private static func next() -> UInt64 {
-        state.withLock { s in
-            let result = (s.1 &* 5).rotatedLeft(by: 7) &* 9
-            let t = s.1 << 17
-            s.2 ^= s.0
-            s.3 ^= s.1
-            s.1 ^= s.2
-            s.0 ^= s.3
-            s.2 ^= t
-            s.3 = s.3.rotatedLeft(by: 45)
-            return result
-        }
+        var z = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
-
-    private static let digits = Array("0123456789abcdef".utf8)
 
     /// `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, lowercase.
     package static func uuid() -> String {
@@ -34,9 +27,12 @@ package enum RandomIdentifier {
         low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 4122 variant
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0
+            // A nibble's hex digit by arithmetic: a table is a global, and reading one checks
+            // that it is initialised on every read.
             func put(_ value: UInt64, nibbles: Int) {
                 for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
-                    buffer[index] = digits[Int((value >> UInt64(shift)) & 0xF)]
+                    let nibble = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 0xF
+                    buffer[index] = nibble < 10 ? nibble + UInt8(ascii: "0") : nibble + (UInt8(ascii: "a") - 10)
                     index += 1
                 }
             }
@@ -52,8 +48,4 @@ package enum RandomIdentifier {
             return 36
         }
     }
-}
-
-extension UInt64 {
-    fileprivate func rotatedLeft(by count: UInt64) -> UInt64 { (self << count) | (self >> (64 - count)) }
 }

@@ -96,6 +96,35 @@ struct HeaderValueTests {
         #expect(DeviceTokenError.invalidCharacter("g", position: 4).description.contains("position 5"))
     }
 
+    /// Every byte value, and non-ASCII characters, at each place of tokens of many lengths:
+    /// the answer is the one a plain reading of the rule gives (the first character that is not
+    /// a hex digit and its position in characters, else the count's problem).
+    @Test("device tokens: every character judged as the rule says")
+    func deviceTokenProblemsAgainstTheRule() {
+        func expected(_ text: String) -> DeviceTokenError? {
+            let characters = Array(text.unicodeScalars)
+            if characters.isEmpty { return .empty }
+            if let bad = characters.firstIndex(where: { !"0123456789abcdefABCDEF".unicodeScalars.contains($0) }) {
+                return .invalidCharacter(String(characters[bad]), position: bad)
+            }
+            if characters.count % 2 == 1 { return .oddLength(digits: characters.count) }
+            return (32...100).contains(characters.count / 2) ? nil : .unexpectedLength(bytes: characters.count / 2)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let strangers = (0...127).map { String(UnicodeScalar(UInt8($0))) } + ["é", "€", "😀", "\u{7F}", "\u{80}", "\u{FF}"]
+        for length in [1, 2, 31, 63, 64, 65, 66, 200, 201, 202] {
+            let hex = String((0..<length).map { _ in "0123456789abcdefABCDEF".randomElement(using: &generator)! })
+            #expect(DeviceToken.problem(with: hex) == expected(hex), "\(hex)")
+            for stranger in strangers {
+                let at = Int.random(in: 0..<length, using: &generator)
+                var characters = Array(hex)
+                characters[at] = Character(stranger)
+                let text = String(characters)
+                #expect(DeviceToken.problem(with: text) == expected(text), "\(text.debugDescription)")
+            }
+        }
+    }
+
     @Test("apns-id: canonical lowercase UUIDs")
     func apnsID() throws {
         let id = try APNsID(parsing: "123E4567-E89B-12D3-A456-4266554400A0")

@@ -30,7 +30,17 @@ final class AppGate: Sendable {
     /// Waits for a place; `false` when the app is (or becomes) paused: give the delivery back.
     /// Every `true` is followed by one ``leave(accepted:)``.
     func enter() async -> Bool {
-        await withCheckedContinuation { continuation in
+        // Nearly always answered at once: without a continuation (a checked one is an
+        // allocation a delivery).
+        if let answer = state.withLock({ state -> Bool? in
+            if state.paused != nil { return false }
+            guard state.proven || state.inFlight < probes else { return nil }
+            state.inFlight += 1
+            return true
+        }) {
+            return answer
+        }
+        return await withCheckedContinuation { continuation in
             let answer = state.withLock { state -> Bool? in
                 if state.paused != nil { return false }
                 if state.proven || state.inFlight < probes {
