@@ -38,6 +38,20 @@ enum SensitiveData {
             if !mayHoldCard { mayHoldCard = Self.carry(&cardRun, classes.cardCharacter, reaching: 13) }
             if !hasTokenStart { hasTokenStart = Self.carry(&tokenRun, classes.base64URL, reaching: 10) }
             if mayHoldCard, hasTokenStart, hasAt { break }
+            // A token's run found (early in a long identifier or base64): the rest of the value
+            // is read for the other two only.
+            if hasTokenStart { break }
+        }
+        while offset < count, !(mayHoldCard && hasAt) {
+            let word = bytes.partialWord(from: offset)
+            offset += 8
+            let ascii = ~word & WordClasses.all
+            let low = word & ~WordClasses.all
+            if !hasAt, WordClasses.within(low, 0x40, 0x40, ascii) != 0 { hasAt = true }
+            if !mayHoldCard {
+                let card = WordClasses.within(low, 0x30, 0x39, ascii) | WordClasses.within(low, 0x2D, 0x2D, ascii) | WordClasses.within(low, 0x20, 0x20, ascii)
+                mayHoldCard = Self.carry(&cardRun, card, reaching: 13)
+            }
         }
         return (mayHoldCard || cardRun >= 13, hasAt, hasTokenStart || tokenRun >= 10)
     }
@@ -72,17 +86,21 @@ enum SensitiveData {
         init(_ word: UInt64) {
             let ascii = ~word & Self.all
             let low = word & ~Self.all
-            // A byte x < 0x80 is in lo...hi when x + (0x80 - lo) reaches 0x80 and x + (0x80 - hi
-            // - 1) does not; neither sum carries into the next byte.
-            @inline(__always) func within(_ value: UInt64, _ lo: UInt8, _ hi: UInt8) -> UInt64 {
-                (value &+ Self.ones &* UInt64(0x80 - lo)) & ~(value &+ Self.ones &* UInt64(0x7F - hi)) & ascii
-            }
-            let digit = within(low, 0x30, 0x39)
-            let dash = within(low, 0x2D, 0x2D)
-            let letter = within(low | 0x2020_2020_2020_2020, 0x61, 0x7A)
-            cardCharacter = digit | dash | within(low, 0x20, 0x20)
-            base64URL = letter | digit | dash | within(low, 0x5F, 0x5F)
-            at = within(low, 0x40, 0x40)
+            let digit = Self.within(low, 0x30, 0x39, ascii)
+            let dash = Self.within(low, 0x2D, 0x2D, ascii)
+            let letter = Self.within(low | 0x2020_2020_2020_2020, 0x61, 0x7A, ascii)
+            cardCharacter = digit | dash | Self.within(low, 0x20, 0x20, ascii)
+            base64URL = letter | digit | dash | Self.within(low, 0x5F, 0x5F, ascii)
+            at = Self.within(low, 0x40, 0x40, ascii)
+        }
+
+        /// The high bit of each byte of `low` (a word's low seven bits of each byte) that is in
+        /// `lo...hi`, among the bytes `ascii` marks. A byte x < 0x80 is in lo...hi when x + (0x80
+        /// - lo) reaches 0x80 and x + (0x80 - hi - 1) does not; neither sum carries into the
+        /// next byte.
+        @inline(__always)
+        static func within(_ low: UInt64, _ lo: UInt8, _ hi: UInt8, _ ascii: UInt64) -> UInt64 {
+            (low &+ ones &* UInt64(0x80 - lo)) & ~(low &+ ones &* UInt64(0x7F - hi)) & ascii
         }
     }
 

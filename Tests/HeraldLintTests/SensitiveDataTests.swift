@@ -58,13 +58,20 @@ import HeraldTestSupport
     /// The eight-bytes-at-a-time pass against its definition, byte by byte: a card is possible
     /// where 13 digits, spaces and dashes follow each other, a credential where 10 base64url
     /// characters do, an e-mail where there is an `@`; on strings of every length from 0 to 70
-    /// (runs crossing words at every offset, and a last partial word), with non-ASCII bytes.
+    /// (runs crossing words at every offset, and a last partial word), with non-ASCII bytes,
+    /// and on long identifiers up to 400 bytes with card-like runs and `@` anywhere.
     @Test func wordPassMatchesItsDefinition() {
         var generator = SeededGenerator(seed: 20_261_202)
         let alphabets = [Array("0123456789 -".utf8), Array("0123456789 - aZ_@.".utf8), Array("abcXYZ09-_".utf8) + [0xC3, 0xA9, 0x80, 0xFF, 0x7F, 0x60, 0x7B]]
-        for round in 0..<30_000 {
-            let alphabet = alphabets[round % alphabets.count]
-            let bytes = (0..<(round % 71)).map { _ in alphabet.randomElement(using: &generator)! }
+        // Long values too: a long identifier's run comes early, and what follows is read for
+        // cards and `@` alone, so a card or an `@` is put anywhere after it.
+        let identifier = Array("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx0123 -aZ".utf8)
+        for round in 0..<40_000 {
+            let long = round >= 30_000
+            let alphabet = long ? identifier : alphabets[round % alphabets.count]
+            var bytes = (0..<(long ? round % 401 : round % 71)).map { _ in alphabet.randomElement(using: &generator)! }
+            if long, round % 3 == 0 { bytes.insert(contentsOf: Array("4111 1111 1111".utf8).prefix(round % 15), at: Int.random(in: 0...bytes.count, using: &generator)) }
+            if long, round % 5 == 0 { bytes.insert(0x40, at: Int.random(in: 0...bytes.count, using: &generator)) }
             let digitOrSeparator = Self.longestRun(bytes) { $0 &- 0x30 < 10 || $0 == 0x20 || $0 == 0x2D }
             let base64URL = Self.longestRun(bytes) { SensitiveData.isBase64URL($0) }
             let traits = bytes.withUnsafeBytes { SensitiveData.traits(of: $0) }
