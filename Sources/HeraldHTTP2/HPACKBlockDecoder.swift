@@ -97,11 +97,16 @@ package struct HPACKBlockDecoder {
         return true
     }
 
-    /// A decoder for a new connection: an empty table.
-    package init(allowedTableSize: Int = 4_096, maximumListSize: Int) {
+    /// Whether values are recalled (``recent``); off only in the checks that compare the two.
+    private let recalls: Bool
+
+    /// A decoder for a new connection: an empty table. `recallingLiterals: false` decodes every
+    /// literal afresh (the fuzzer's oracle for the recall).
+    package init(allowedTableSize: Int = 4_096, maximumListSize: Int, recallingLiterals: Bool = true) {
         self.allowedTableSize = allowedTableSize
         tableSize = allowedTableSize
         self.maximumListSize = maximumListSize
+        recalls = recallingLiterals
     }
 
     /// The fields of one whole header block (its HEADERS and CONTINUATION fragments joined).
@@ -184,7 +189,7 @@ package struct HPACKBlockDecoder {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[position..<(position + length)])
         position += length
         guard huffman else { return (String(decoding: raw, as: UTF8.self), Self.check(raw, isName: isName)) }
-        let recallable = recalling && length >= RecentValue.minimumCount && length <= RecentValue.maximumCount
+        let recallable = recalls && recalling && length >= RecentValue.minimumCount && length <= RecentValue.maximumCount
         if recallable {
             if let value = recent.0, value.matches(raw) {
                 recentHit = 0

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HeraldHTTP2
+import HeraldClientTestSupport
 import HeraldTestSupport
 import NIOCore
 import NIOHPACK
@@ -148,6 +149,38 @@ import Testing
             for field in fields {
                 #expect(field.isWellFormed == !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }, "block \(index): \(field.name)")
             }
+        }
+    }
+
+    /// The fuzzer's recall property (``HPACKRecallChecks``) on its saved inputs and on blocks
+    /// NIOHPACK writes: tokens from a small pool sent never indexed (as nghttp2 sends
+    /// `authorization`), fresh paths without indexing, and one byte in five inputs changed; the
+    /// decoder that recalls literals and the one that does not must agree on every block.
+    @Test func recallChangesNothingAgainstAFreshDecode() throws {
+        for path in Fixtures.fuzzInputs("FuzzHTTP2Server") {
+            #expect(HPACKRecallChecks.check(try Fixtures.bytes(path)) == [], "\(path)")
+        }
+        var generator = SeededGenerator(seed: 7_341)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.\r")
+        let pool = (0..<4).map { _ in String((0..<Int.random(in: 20...150, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
+        for _ in 0..<2_000 {
+            var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: true)
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                var headers = HPACKHeaders()
+                headers.add(name: ":path", value: "/3/device/" + String(Int.random(in: 0...Int.max, using: &generator), radix: 16), indexing: .nonIndexable)
+                headers.add(name: "authorization", value: pool.randomElement(using: &generator)!, indexing: .neverIndexed)
+                try encoder.beginEncoding(allocator: ByteBufferAllocator())
+                try encoder.append(headers: headers)
+                let block = Array(try encoder.endEncoding().readableBytesView)
+                #expect(block.count <= 255)
+                bytes += [UInt8(block.count)] + block
+            }
+            if Int.random(in: 0..<5, using: &generator) == 0, !bytes.isEmpty {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            let violations = HPACKRecallChecks.check(bytes)
+            #expect(violations == [], "\(bytes)")
         }
     }
 
