@@ -6,9 +6,9 @@ import NIOCore
 /// A field the table holds is kept decoded (its name and value as `String`s, and whether they
 /// are well formed), so a field a client sends by index on every request, as most do with
 /// `apns-topic`, costs a lookup and no copy; the last two values sent as literals the table
-/// does not keep are recalled too (a provider token sent never indexed). Names and values are checked
-/// once as they are read (a lowercase token; no NUL, CR or LF: RFC 9113 §8.2.1), so a request's
-/// checks need not read them again.
+/// does not keep are recalled too (a provider token sent never indexed). Names and values are
+/// checked once as they are read (a lowercase token; no NUL, CR or LF: RFC 9113 §8.2.1), so a
+/// request's checks need not read them again.
 package struct HPACKBlockDecoder {
     /// One field of a block.
     package struct Field: Sendable {
@@ -64,9 +64,9 @@ package struct HPACKBlockDecoder {
     /// indexing, python-h2 `authorization` never indexed, so a client's provider token comes
     /// as the same literal on every request of a connection: it is decoded once and its
     /// `String` shared, not decoded again each time (it was about 2% of the mock's time a
-    /// request). Two values of 24 to 512 bytes
-    /// are kept, the one used less recently replaced: a token sent again stays while a `:path`
-    /// that differs on every request takes the other slot.
+    /// request). Two values of 24 to 512 coded bytes are kept, the one used less recently
+    /// replaced: a token sent again stays while a `:path` that differs on every request takes
+    /// the other slot.
     private var recent: (RecentValue?, RecentValue?) = (nil, nil)
     private var recentHit = 0
 

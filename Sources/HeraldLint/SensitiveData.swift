@@ -48,10 +48,7 @@ enum SensitiveData {
             let ascii = ~word & WordClasses.all
             let low = word & ~WordClasses.all
             if !hasAt, WordClasses.within(low, 0x40, 0x40, ascii) != 0 { hasAt = true }
-            if !mayHoldCard {
-                let card = WordClasses.within(low, 0x30, 0x39, ascii) | WordClasses.within(low, 0x2D, 0x2D, ascii) | WordClasses.within(low, 0x20, 0x20, ascii)
-                mayHoldCard = Self.carry(&cardRun, card, reaching: 13)
-            }
+            if !mayHoldCard { mayHoldCard = Self.carry(&cardRun, WordClasses.cardCharacters(low, ascii), reaching: 13) }
         }
         return (mayHoldCard || cardRun >= 13, hasAt, hasTokenStart || tokenRun >= 10)
     }
@@ -89,9 +86,15 @@ enum SensitiveData {
             let digit = Self.within(low, 0x30, 0x39, ascii)
             let dash = Self.within(low, 0x2D, 0x2D, ascii)
             let letter = Self.within(low | 0x2020_2020_2020_2020, 0x61, 0x7A, ascii)
-            cardCharacter = digit | dash | Self.within(low, 0x20, 0x20, ascii)
+            cardCharacter = Self.cardCharacters(low, ascii)
             base64URL = letter | digit | dash | Self.within(low, 0x5F, 0x5F, ascii)
             at = Self.within(low, 0x40, 0x40, ascii)
+        }
+
+        /// Digits, spaces and dashes (``cardCharacter``) of a word's `low` bits and `ascii` mask.
+        @inline(__always)
+        static func cardCharacters(_ low: UInt64, _ ascii: UInt64) -> UInt64 {
+            within(low, 0x30, 0x39, ascii) | within(low, 0x2D, 0x2D, ascii) | within(low, 0x20, 0x20, ascii)
         }
 
         /// The high bit of each byte of `low` (a word's low seven bits of each byte) that is in

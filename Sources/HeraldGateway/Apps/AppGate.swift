@@ -32,26 +32,23 @@ final class AppGate: Sendable {
     func enter() async -> Bool {
         // Nearly always answered at once: without a continuation (a checked one is an
         // allocation a delivery).
-        if let answer = state.withLock({ state -> Bool? in
-            if state.paused != nil { return false }
-            guard state.proven || state.inFlight < probes else { return nil }
-            state.inFlight += 1
-            return true
-        }) {
-            return answer
-        }
+        if let answer = state.withLock({ admit(&$0) }) { return answer }
         return await withCheckedContinuation { continuation in
             let answer = state.withLock { state -> Bool? in
-                if state.paused != nil { return false }
-                if state.proven || state.inFlight < probes {
-                    state.inFlight += 1
-                    return true
-                }
+                if let answer = admit(&state) { return answer }
                 state.waiters.append(continuation)
                 return nil
             }
             if let answer { continuation.resume(returning: answer) }
         }
+    }
+
+    /// `false` while paused, `true` (one more in flight) when there is a place, `nil` to wait.
+    private func admit(_ state: inout State) -> Bool? {
+        if state.paused != nil { return false }
+        guard state.proven || state.inFlight < probes else { return nil }
+        state.inFlight += 1
+        return true
     }
 
     /// A send ended; `accepted` when APNs accepted it (the credentials work: every waiter goes).
