@@ -92,14 +92,7 @@ extension JSONDocument {
         /// has no escapes (no allocation), a decoded copy otherwise. `nil` if this is not a string.
         @inlinable
         public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
-            let entry = self.entry
-            guard entry.kind == .string else { return nil }
-            if entry.flag {
-                var decoded = document.decodeString(entry)
-                return try decoded.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
-            }
-            // `self` holds the document, so the source outlives the call.
-            return try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(document.source)[(Int(entry.start) + 1)..<(Int(entry.end) - 1)]))
+            try document.withStringUTF8(atTapeIndex: index, body)
         }
 
         /// `true` if both are strings with the same decoded value (compared without allocating
@@ -154,8 +147,11 @@ extension JSONDocument {
         @inlinable
         public var members: Members { Members(document: document, parent: index) }
 
-        /// The tape indices of the elements, when this is an array (see ``ElementIndices``).
-        package var elementIndices: ElementIndices { ElementIndices(document: document, parent: index) }
+        /// The tape indices of the elements, when this is an array (see ``ChildIndices``).
+        package var elementIndices: ChildIndices { ChildIndices(document: document, parent: index, kind: .array) }
+
+        /// The tape indices of the keys, when this is an object (see ``ChildIndices``).
+        package var memberKeyIndices: ChildIndices { ChildIndices(document: document, parent: index, kind: .object) }
 
         /// The value of the **last** member named `key` (as most JSON readers resolve duplicates),
         /// or `nil` if this is not an object or has no such member.
@@ -245,19 +241,24 @@ extension JSONDocument {
         public var underestimatedCount: Int { children.remaining }
     }
 
-    /// The tape indices of an array's elements (none for another kind): a walk that makes a node
-    /// only for the elements it reports, so an element costs no reference count.
-    package struct ElementIndices: Sequence, IteratorProtocol {
+    /// The tape indices of an array's elements, or of an object's keys (each member's value at
+    /// its key's index + 1); none for another kind. A walk that makes a node or a member
+    /// (``JSONDocument/member(atKey:)``) only for the children it looks at closer, so a child
+    /// passed over costs no reference count.
+    package struct ChildIndices: Sequence, IteratorProtocol {
         @usableFromInline var children: Children
+        /// Entries per child at its top level: 1 for an element, 2 for a member.
+        @usableFromInline let width: Int
 
         @inlinable
-        init(document: JSONDocument, parent: Int) {
-            children = Children(document: document, parent: parent, kind: .array)
+        init(document: JSONDocument, parent: Int, kind: JSONKind) {
+            children = Children(document: document, parent: parent, kind: kind)
+            width = kind == .object ? 2 : 1
         }
 
-        /// The next element's tape index.
+        /// The next element's or key's tape index.
         @inlinable
-        package mutating func next() -> Int? { children.next(width: 1) }
+        package mutating func next() -> Int? { children.next(width: width) }
     }
 
     /// The members of an object (none for another kind). Each copy iterates on its own.
@@ -286,6 +287,28 @@ extension JSONDocument {
     /// The tape indices, for walking every value with ``node(at:)`` (which returns `nil` at the
     /// indices of object keys).
     public var nodeIndices: Range<Int> { 0..<tape.count }
+
+    /// The member whose key is at a tape index (from ``Node/memberKeyIndices``).
+    @inlinable
+    package func member(atKey index: Int) -> Member {
+        Member(keyNode: Node(document: self, index: index), value: Node(document: self, index: index + 1))
+    }
+
+    /// Calls `body` with the UTF-8 of the string (a key or a value) at a tape index, decoded: the
+    /// source bytes themselves when it has no escapes (no allocation), a decoded copy otherwise.
+    /// `nil` if there is no string there.
+    @inlinable
+    package func withStringUTF8<Result>(atTapeIndex index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
+        let entry = tape[index]
+        guard entry.kind == .string else { return nil }
+        if entry.flag {
+            var decoded = decodeString(entry)
+            return try decoded.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+        // `self` holds the storage for the call, so the source outlives it (no retain, as
+        // `withUnsafeBytes` would take: this runs for every key lint and the device look up).
+        return try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(source)[(Int(entry.start) + 1)..<(Int(entry.end) - 1)]))
+    }
 
     /// The line and column of a byte offset in the source (a scan from the start; for many
     /// lookups use ``SourceLocator``).

@@ -66,6 +66,13 @@ extension JSONDocument {
         Tokens(document: self, range: range)
     }
 
+    /// The length of the source of the key or value at a tape index, quotes and brackets
+    /// included.
+    @inlinable
+    package func sourceLength(at index: Int) -> Int {
+        Int(tape[index].end) - Int(tape[index].start)
+    }
+
     /// The tape index just past the subtree of the value at `index` (where its next sibling's
     /// entries, or its parent's end, begin).
     @inlinable

@@ -104,6 +104,12 @@ struct PayloadReader {
 
     static let apsKey = PayloadKey.aps.description
 
+    /// Whether a key's UTF-8 is `aps`.
+    @inline(__always)
+    static func spellsAPS(_ key: UnsafeRawBufferPointer) -> Bool {
+        key.count == 3 && key[0] == UInt8(ascii: "a") && key[1] == UInt8(ascii: "p") && key[2] == UInt8(ascii: "s")
+    }
+
     // Pointers are computed only when something fails: a successful decode builds none.
 
     /// An error about a value: its pointer and position.
@@ -169,8 +175,11 @@ struct PayloadReader {
         // Custom data stays in the document until someone reads it (see `Payload.custom`).
         var payload = Payload(custom: .values([:]))
         var hasCustom = false
-        for member in root.members {
-            if member.keyNode.stringEquals(PayloadReader.apsKey) {
+        // The keys are read in place: a member is made only for `aps` (custom data may be a
+        // hundred keys, and each member made holds the document twice).
+        for keyIndex in root.memberKeyIndices {
+            if document.withStringUTF8(atTapeIndex: keyIndex, Self.spellsAPS) == true {
+                let member = document.member(atKey: keyIndex)
                 let again = payload.hasAPS
                 if again { try duplicate(member) }
                 // Read in place in a lenient decode too (a value returned and stored would be

@@ -16,6 +16,39 @@ struct JSONRoundTripTests {
         }
     }
 
+    /// The walk over an object's key indices, the member made from one and a string's bytes
+    /// read by tape index agree with the members and decoded strings of the node view, on every
+    /// object and string of random documents in random spellings (escapes included).
+    @Test("key indices, members by key and strings by tape index agree with the node view", arguments: 0..<10)
+    func keyIndicesAgreeWithMembers(seed: Int) throws {
+        var random = RandomJSON(seed: UInt64(seed) &+ 5000)
+        var objects = 0, strings = 0
+        for _ in 0..<300 {
+            let document = try JSONDocument(parsing: random.render(random.value()))
+            for index in document.nodeIndices {
+                let read = document.withStringUTF8(atTapeIndex: index) { Array($0) }
+                if let node = document.node(at: index) {
+                    #expect(read == node.stringValue.map { Array($0.utf8) })
+                    if node.kind == .string { strings += 1 }
+                    guard node.kind == .object else { continue }
+                    objects += 1
+                    let members = Array(node.members)
+                    #expect(Array(node.memberKeyIndices) == members.map(\.keyNode.index))
+                    for member in members {
+                        let made = document.member(atKey: member.keyNode.index)
+                        #expect(made.key == member.key && made.value.index == member.value.index)
+                        #expect(document.sourceLength(at: member.keyNode.index) == member.keyNode.byteRange.count)
+                        #expect(document.withStringUTF8(atTapeIndex: member.keyNode.index) { Array($0) } == Array(member.key.utf8))
+                    }
+                } else {
+                    // A key: a string read like any other.
+                    #expect(read == document.keyString(at: index).map { Array($0.utf8) })
+                }
+            }
+        }
+        #expect(objects > 40 && strings > 100, "\(objects) objects, \(strings) strings")
+    }
+
     @Test("any spelling of a value writes the same compact form", arguments: 0..<40)
     func anySpellingNormalizes(seed: Int) throws {
         var random = RandomJSON(seed: UInt64(seed) &+ 1000)

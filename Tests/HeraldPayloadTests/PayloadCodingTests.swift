@@ -176,6 +176,33 @@ struct PayloadCodingTests {
         #expect(twice.recovered.map(\.action) == [.lastDuplicateUsed])
     }
 
+    /// `aps` is found wherever it is among the top-level keys and however it is spelled in
+    /// JSON (an escape is the same key); the other keys are the custom data, in order; of two
+    /// `aps`, a strict decode refuses the second and a lenient one keeps it.
+    @Test("aps among a hundred custom keys, escaped, and twice")
+    func apsAmongCustomKeys() throws {
+        let custom = (0..<100).map { #""k\#($0)":\#($0)"# }
+        for position in [0, 1, 50, 100] {
+            for spelling in ["aps", #"\u0061ps"#, #"ap\u0073"#] {
+                var members = custom
+                members.insert(#""\#(spelling)":{"badge":\#(position + 1)}"#, at: position)
+                let payload = try Payload(decoding: "{" + members.joined(separator: ",") + "}")
+                #expect(payload.aps?.badge == position + 1, "\(spelling) at \(position)")
+                #expect(payload.custom.members.map(\.key) == (0..<100).map { "k\($0)" })
+            }
+        }
+        let twice = #"{"aps":{"badge":1},"apsx":{"badge":3},"aps":{"badge":2},"ap":{}}"#
+        #expect(throws: PayloadDecodingError.self) { try Payload(decoding: twice) }
+        let lenient = try Payload.decodingLeniently(document: JSONDocument(parsing: Array(twice.utf8)))
+        #expect(lenient.payload.aps?.badge == 2)
+        #expect(lenient.recovered.map(\.action) == [.lastDuplicateUsed])
+        #expect(lenient.payload.custom.members.map(\.key) == ["apsx", "ap"])
+        // No aps at all: keys that only look like it are custom data.
+        let none = try Payload(decoding: #"{"APS":{"badge":1},"ap":1,"apss":2}"#)
+        #expect(none.aps == nil)
+        #expect(none.custom.members.map(\.key) == ["APS", "ap", "apss"])
+    }
+
     @Test("null where the seeds allow it: action-loc-key, title-loc-key, title-loc-args")
     func nullables() throws {
         let text = #"{"aps":{"alert":{"title-loc-key":null,"title-loc-args":null,"action-loc-key":null}}}"#

@@ -115,6 +115,12 @@ extension LintPass {
             if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
         }
 
+        /// Neither aps nor mdm, nor an Apple key, a possible respelling of one, or a key of Apple's
+        /// tools: the app's own data.
+        var isAppData: Bool {
+            !isAPS && !isMDM && apsKey == nil && alertKey == nil && !mayBeRespelled && !isSimulatorTargetBundle && !isWatchKitSimulatorActions
+        }
+
         private static func equal(_ bytes: UnsafeRawBufferPointer, _ spelling: StaticString) -> Bool {
             bytes.count == spelling.utf8CodeUnitCount && bytes.elementsEqual(UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount))
         }
@@ -125,8 +131,16 @@ extension LintPass {
         var hasMDMKey = false
         let checkOutside = isActive(.appleKeyOutsideAPS)
         let apsKeys = KeyLookup<APSKey>(), alertKeys = KeyLookup<AlertKey>()
-        for member in root.members {
-            let key = member.keyNode.withUTF8 { TopLevelKey($0, apsKeys, alertKeys) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0), apsKeys, alertKeys)
+        let document = root.document
+        for keyIndex in root.memberKeyIndices {
+            let key = document.withStringUTF8(atTapeIndex: keyIndex) { TopLevelKey($0, apsKeys, alertKeys) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0), apsKeys, alertKeys)
+            // Most top-level keys are the app's own, and none of the checks below has anything
+            // to say about them: no member is made for those (each holds the document twice).
+            if key.isAppData, document.kind(at: keyIndex + 1) != .null,
+               !Self.simulatorKeyNearMissLengths.contains(document.sourceLength(at: keyIndex)) {
+                continue
+            }
+            let member = document.member(atKey: keyIndex)
             if key.isAPS {
                 apsValue = member.value // the last `aps`, as readers take it
                 apsKeyIndices.append(member.keyNode.index)

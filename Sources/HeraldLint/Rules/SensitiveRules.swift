@@ -118,6 +118,8 @@ struct SensitiveScan {
     }
     /// Tape indices of values whose key is named like a secret.
     var sensitiveKeyValues: [Int] = []
+    /// The verdicts on the short keys met so far (see ``isSensitiveKey(_:)``).
+    private var keyVerdicts = KeyVerdicts()
 
     init(active: LintPass.SensitiveChecks) {
         self.active = active
@@ -166,9 +168,49 @@ struct SensitiveScan {
         }
     }
 
-    func isSensitiveKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // No cache of verdicts: a check costs less than looking one up (tens of instructions for
-        // a short key), and a payload's keys are mostly distinct.
-        SensitiveData.sensitiveKeyName(bytes)
+    /// Whether a key is named like a secret. The verdicts on keys of up to 16 bytes are kept
+    /// (``KeyVerdicts``): a list of objects (items, events, messages) repeats its keys in every
+    /// element, and a check costs 50 to 250 instructions where a kept verdict costs about 40.
+    mutating func isSensitiveKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 3 else { return false }
+        guard bytes.count <= 16 else { return SensitiveData.sensitiveKeyName(bytes) }
+        return keyVerdicts.verdict(bytes) { SensitiveData.sensitiveKeyName($0) }
+    }
+}
+
+/// Verdicts on short keys (at most 16 bytes), one per slot of a table indexed by a hash of the
+/// key's bytes: a key in its slot is answered from it, another replaces it. A slot holds the
+/// key's two words (zeros past its end) and its length, so a verdict is only ever given for the
+/// same bytes.
+///
+/// A payload whose keys do not repeat (a flat dictionary of distinct keys) would pay the table
+/// on every key for nothing: when fewer than 8 of the first 32 keys were answered from it, it
+/// is no longer consulted.
+struct KeyVerdicts {
+    private var words = InlineArray<16, (UInt64, UInt64)>(repeating: (0, 0))
+    /// The key's length (1 to 16; 0 for an empty slot) in the low bits, the verdict in the high bit.
+    private var tags = InlineArray<16, UInt8>(repeating: 0)
+    private var lookups = 0
+    private var hits = 0
+    private var isBypassed = false
+
+    /// `check(key)`, kept for the next time the same key comes: `key` is 1 to 16 bytes.
+    @inline(__always)
+    mutating func verdict(_ key: UnsafeRawBufferPointer, _ check: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        if isBypassed { return check(key) }
+        let count = key.count
+        let low = key.partialWord(from: 0)
+        let high = count > 8 ? key.partialWord(from: 8) : 0
+        let slot = Int(truncatingIfNeeded: ((low ^ (high &* 0xFF51_AFD7_ED55_8CCD)) &* 0x9E37_79B9_7F4A_7C15) >> 60)
+        let tag = tags[slot]
+        let isKept = tag & 0x7F == UInt8(count) && words[slot].0 == low && words[slot].1 == high
+        lookups += 1
+        if isKept { hits += 1 }
+        if lookups == 32, hits < 8 { isBypassed = true }
+        if isKept { return tag & 0x80 != 0 }
+        let found = check(key)
+        words[slot] = (low, high)
+        tags[slot] = UInt8(count) | (found ? 0x80 : 0)
+        return found
     }
 }

@@ -59,12 +59,15 @@ extension LintPass {
         }
     }
 
+    /// The lengths of a key's source, quotes included, that ``nearMissOfSimulatorKey(_:)``
+    /// compares (its text, as written, of 15 to 40 bytes).
+    static var simulatorKeyNearMissLengths: ClosedRange<Int> { 17...42 }
+
     /// The key, when it is close to "Simulator Target Bundle" without being it: letters folded
     /// to lowercase (spaces, dashes and underscores dropped) within three edits. Only keys of a
     /// plausible length are compared, so the cost is bounded whatever the payload.
     static func nearMissOfSimulatorKey(_ member: JSONDocument.Member) -> String? {
-        let range = member.keyNode.rawStringBytes
-        guard (15...40).contains(range.count), !member.keyNode.stringEquals(simulatorTargetBundle), let key = member.keyNode.stringValue else { return nil }
+        guard simulatorKeyNearMissLengths.contains(member.keyNode.byteRange.count), !member.keyNode.stringEquals(simulatorTargetBundle), let key = member.keyNode.stringValue else { return nil }
         var folded = ""
         for scalar in key.unicodeScalars {
             switch scalar.value {
