@@ -12,11 +12,6 @@ enum SensitiveData {
     /// whether there is an `@` (an e-mail needs one), and whether a run of base64url characters
     /// reaches 10 (every credential recognised has one).
     static func traits(of bytes: UnsafeRawBufferPointer) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
-        // Eight bytes at a time (random base64 of 4 KB, an encrypted body for an extension, and
-        // long identifiers are common values, and every string of custom data takes this pass):
-        // each class is a mask with a byte's high bit set where the byte is of the class, and a
-        // run is carried from word to word by counting the set bytes at each end of a word. A run
-        // inside one word is at most 8 bytes, shorter than either threshold.
         let count = bytes.count
         // Most values are shorter than either run (ids, names, flags as strings): only an `@`
         // can matter.
@@ -24,114 +19,84 @@ enum SensitiveData {
             for byte in bytes where byte == UInt8(ascii: "@") { return (false, true, false) }
             return (false, false, false)
         }
+        if count < 16 { return shortTraits(of: bytes) }
+        // Sixteen bytes at a time (random base64 of 4 KB, an encrypted body for an extension, and
+        // long identifiers are common values, and every string of custom data takes this pass).
+        // A run of 13 or of 10 bytes holds four that start at a multiple of 4 from a block's
+        // start, so only where a block has four such bytes of a class is the run around them
+        // measured, byte by byte and at most to its threshold. The last block is the last 16
+        // bytes: a run that ends there and is not found before has at least 10 bytes in it.
+        var mayHoldCard = false, hasTokenStart = false
+        var at = ByteLanes.Vector()
+        var offset = 0
+        while true {
+            let lanes = bytes.loadUnaligned(fromByteOffset: offset, as: ByteLanes.Vector.self)
+            let digit = ByteLanes.within(lanes, UInt8(ascii: "0"), count: 10)
+            let dash = ByteLanes.equal(lanes, UInt8(ascii: "-"))
+            at |= ByteLanes.equal(lanes, UInt8(ascii: "@"))
+            if !mayHoldCard {
+                let card = digit | dash | ByteLanes.equal(lanes, UInt8(ascii: " "))
+                let (low, high) = ByteLanes.fullQuads(card)
+                if low | high != 0 { mayHoldCard = runReaches(13, from: offset, marks: card, quads: (low, high), in: bytes, cardCharacters: true) }
+            }
+            if !hasTokenStart {
+                let letter = ByteLanes.within(lanes | ByteLanes.Vector(repeating: 0x20), UInt8(ascii: "a"), count: 26)
+                let base64URL = letter | digit | dash | ByteLanes.equal(lanes, UInt8(ascii: "_"))
+                let (low, high) = ByteLanes.fullQuads(base64URL)
+                if low | high != 0 { hasTokenStart = runReaches(10, from: offset, marks: base64URL, quads: (low, high), in: bytes, cardCharacters: false) }
+            }
+            if mayHoldCard, hasTokenStart, ByteLanes.any(at) { break }
+            if offset + 16 == count { break }
+            offset = Swift.min(offset + 16, count - 16)
+        }
+        return (mayHoldCard, ByteLanes.any(at), hasTokenStart)
+    }
+
+    /// Whether a run of `threshold` bytes of a class (digits, spaces and dashes, or base64url
+    /// characters) goes through one of the quads ``ByteLanes/fullQuads(_:)`` found in the block
+    /// from `offset` (whose lanes of the class are `marks`): the run around each is measured in
+    /// the block's mask, and in the bytes on either side only where it reaches the block's edge.
+    @inline(__always)
+    private static func runReaches(
+        _ threshold: Int, from offset: Int, marks: ByteLanes.Vector, quads: (UInt64, UInt64),
+        in bytes: UnsafeRawBufferPointer, cardCharacters: Bool
+    ) -> Bool {
+        func isIn(_ byte: UInt8) -> Bool {
+            cardCharacters ? byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "-") : isBase64URL(byte)
+        }
+        let lanes = ByteLanes.bitmask(marks)
+        var full = ByteLanes.quadBits(quads)
+        while full != 0 {
+            let quad = full.trailingZeroBitCount * 4
+            full &= full - 1
+            // Lane by lane: the lanes of the class after the quad (lanes past 15 are not), and
+            // before it.
+            // (`lanes` has no bit past 15, so `end` stops at 16 at most, and the shift below
+            // brings in zeros: `start` is cut at 0.)
+            var end = quad + 4 + (~(lanes &>> UInt32(quad + 4))).trailingZeroBitCount
+            var start = quad == 0 ? 0 : quad - Swift.min(quad, (~lanes &<< UInt32(32 - quad)).leadingZeroBitCount)
+            // Past the block, byte by byte and only as far as the threshold.
+            start += offset
+            end += offset
+            if end - offset == 16 { while end < bytes.count, end - start < threshold, isIn(bytes[end]) { end += 1 } }
+            if start == offset { while start > 0, end - start < threshold, isIn(bytes[start - 1]) { start -= 1 } }
+            if end - start >= threshold { return true }
+        }
+        return false
+    }
+
+    /// ``traits(of:)`` of 10 to 15 bytes, byte by byte.
+    private static func shortTraits(of bytes: UnsafeRawBufferPointer) -> (mayHoldCard: Bool, hasAt: Bool, hasTokenStart: Bool) {
         var cardRun = 0, tokenRun = 0
         var mayHoldCard = false, hasAt = false, hasTokenStart = false
-        var offset = 0
-        while offset < count {
-            // The last bytes are padded with zeros (of no class: the runs end there).
-            let word = bytes.partialWord(from: offset)
-            offset += 8
-            let classes = WordClasses(word)
-            if classes.at != 0 { hasAt = true }
-            // A card is 13 digits or more with single spaces or dashes between groups: a run of
-            // 13 digits, spaces and dashes is needed (``cardNumber(in:)`` says whether it is one).
-            if !mayHoldCard { mayHoldCard = Self.carry(&cardRun, classes.cardCharacter, reaching: 13) }
-            if !hasTokenStart { hasTokenStart = Self.carry(&tokenRun, classes.base64URL, reaching: 10) }
-            if mayHoldCard, hasTokenStart, hasAt { break }
-            // A token's run found (early in a long identifier or base64): the rest of the value
-            // is read for the other two only.
-            if hasTokenStart { break }
+        for byte in bytes {
+            if byte == UInt8(ascii: "@") { hasAt = true }
+            cardRun = byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "-") ? cardRun + 1 : 0
+            tokenRun = isBase64URL(byte) ? tokenRun + 1 : 0
+            if cardRun >= 13 { mayHoldCard = true }
+            if tokenRun >= 10 { hasTokenStart = true }
         }
-        while offset < count, !(mayHoldCard && hasAt) {
-            let word = bytes.partialWord(from: offset)
-            offset += 8
-            let ascii = ~word & WordClasses.all
-            let low = word & ~WordClasses.all
-            if !hasAt, WordClasses.within(low, 0x40, 0x40, ascii) != 0 { hasAt = true }
-            if !mayHoldCard { mayHoldCard = Self.carry(&cardRun, WordClasses.cardCharacters(low, ascii), reaching: 13) }
-        }
-        return (mayHoldCard || cardRun >= 13, hasAt, hasTokenStart || tokenRun >= 10)
-    }
-
-    /// Carries a run through one word's class mask: whether a run reached `threshold` ending in
-    /// this word; `run` becomes the run the word ends with.
-    @inline(__always)
-    private static func carry(_ run: inout Int, _ mask: UInt64, reaching threshold: Int) -> Bool {
-        if mask == WordClasses.all {
-            run += 8
-            return false
-        }
-        let gaps = ~mask & WordClasses.all
-        let reached = run + gaps.trailingZeroBitCount / 8 >= threshold
-        run = gaps.leadingZeroBitCount / 8
-        return reached
-    }
-
-    /// The classes of eight bytes at once: in each mask, a byte's high bit is set where the byte
-    /// (the word's lowest byte first) is of the class. Bytes of 0x80 and above are of none.
-    struct WordClasses {
-        static let all: UInt64 = 0x8080_8080_8080_8080
-        private static let ones: UInt64 = 0x0101_0101_0101_0101
-        /// Digits, spaces and dashes.
-        var cardCharacter: UInt64
-        /// Letters, digits, `-` and `_`.
-        var base64URL: UInt64
-        /// `@`.
-        var at: UInt64
-
-        @inline(__always)
-        init(_ word: UInt64) {
-            let ascii = ~word & Self.all
-            let low = word & ~Self.all
-            let digit = Self.within(low, 0x30, 0x39, ascii)
-            let dash = Self.within(low, 0x2D, 0x2D, ascii)
-            let letter = Self.within(low | 0x2020_2020_2020_2020, 0x61, 0x7A, ascii)
-            cardCharacter = Self.cardCharacters(low, ascii)
-            base64URL = letter | digit | dash | Self.within(low, 0x5F, 0x5F, ascii)
-            at = Self.within(low, 0x40, 0x40, ascii)
-        }
-
-        /// Digits, spaces and dashes (``cardCharacter``) of a word's `low` bits and `ascii` mask.
-        @inline(__always)
-        static func cardCharacters(_ low: UInt64, _ ascii: UInt64) -> UInt64 {
-            within(low, 0x30, 0x39, ascii) | within(low, 0x2D, 0x2D, ascii) | within(low, 0x20, 0x20, ascii)
-        }
-
-        /// The high bit of each byte of `low` (a word's low seven bits of each byte) that is in
-        /// `lo...hi`, among the bytes `ascii` marks. A byte x < 0x80 is in lo...hi when x + (0x80
-        /// - lo) reaches 0x80 and x + (0x80 - hi - 1) does not; neither sum carries into the
-        /// next byte.
-        @inline(__always)
-        static func within(_ low: UInt64, _ lo: UInt8, _ hi: UInt8, _ ascii: UInt64) -> UInt64 {
-            (low &+ ones &* UInt64(0x80 - lo)) & ~(low &+ ones &* UInt64(0x7F - hi)) & ascii
-        }
-    }
-
-    /// The two-byte filter of the credential scan: bit `c` of entry `first` and of entry
-    /// `256 + second` are both set where `first` and `second` begin a credential (`ey`, `be` in
-    /// any case, and the first two bytes of each of ``apiKeyPrefixes``), one bit per pair of
-    /// bytes pattern.
-    static let credentialPairs: [UInt8] = {
-        var table = [UInt8](repeating: 0, count: 512)
-        var starts: [(UInt8, UInt8)] = [(UInt8(ascii: "e"), UInt8(ascii: "y"))]
-        for first in "bB".utf8 { for second in "eE".utf8 { starts.append((first, second)) } }
-        for slot in apiKeyPrefixes.indices { starts.append((apiKeyPrefixes[slot].utf8Start[0], apiKeyPrefixes[slot].utf8Start[1])) }
-        // Pairs that share a first byte share a bit, so a bit stands for one first byte's
-        // seconds; "bB" × "eE" are one bit.
-        var bits: [UInt8: UInt8] = [:]
-        for (first, second) in starts {
-            let key = first | 0x20 == UInt8(ascii: "b") ? UInt8(ascii: "b") : first
-            let bit = bits[key] ?? UInt8(1) << UInt8(bits.count)
-            bits[key] = bit
-            table[Int(first)] |= bit
-            table[256 + Int(second)] |= bit
-        }
-        return table
-    }()
-
-    /// Whether `first` and `second` may begin a credential (``credentialPairs``).
-    static func mayStartCredential(_ first: UInt8, _ second: UInt8) -> Bool {
-        credentialPairs[Int(first)] & credentialPairs[256 + Int(second)] != 0
+        return (mayHoldCard, hasAt, hasTokenStart)
     }
 
     /// A likely payment card number in `bytes`: a run of 13 to 19 digits (a single space or dash
@@ -233,39 +198,86 @@ enum SensitiveData {
     static func token(in bytes: UnsafeRawBufferPointer) -> String? {
         // The shortest credential recognised is a 4-byte prefix and 16 key characters.
         guard bytes.count >= 20 else { return nil }
-        return credentialPairs.withUnsafeBufferPointer { pairs in token(in: bytes, pairs: pairs) }
+        var runs = Base64URLRuns(bytes)
+        var block = 0
+        // Sixteen positions at a time rule out nearly all of them (a run of `x` or `s` among
+        // them) before any prefix is compared; the pair at the block's last position needs the
+        // byte after it. The blocks reach position `count - 17` at least, and no credential
+        // starts after `count - 20`.
+        while block + 17 <= bytes.count {
+            let (low, high) = credentialStarts(bytes, at: block)
+            if low | high != 0, let kind = credential(among: (low, high), from: block, in: bytes, runs: &runs) { return kind }
+            block += 16
+        }
+        return nil
     }
 
-    private static func token(in bytes: UnsafeRawBufferPointer, pairs: UnsafeBufferPointer<UInt8>) -> String? {
-        var runs = Base64URLRuns(bytes)
-        // Two table loads a position rule out nearly all of them (a run of `x` or `s` among
-        // them) before any prefix is compared.
-        for start in 0..<(bytes.count - 3) where pairs[Int(bytes[start])] & pairs[256 + Int(bytes[start + 1])] != 0 {
-            switch bytes[start] {
-            case UInt8(ascii: "e"):
-                if isJWT(bytes, at: start, runs: &runs) { return "a JSON Web Token" }
-            case UInt8(ascii: "b"), UInt8(ascii: "B"):
-                if asciiCaseInsensitiveMatch("bearer ", in: bytes, at: start) {
-                    // At most 16 characters are needed to say yes: the scan stops there.
-                    var end = start + 7
-                    while end < bytes.count, end - (start + 7) < 16, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".")
-                        || bytes[end] == UInt8(ascii: "~") || bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "/")
-                        || bytes[end] == UInt8(ascii: "=") {
-                        end += 1
-                    }
-                    if end - (start + 7) >= 16 { return "a bearer token" }
-                }
-            case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
-                for slot in apiKeyPrefixes.indices {
-                    let prefix = apiKeyPrefixes[slot]
-                    if prefix.utf8Start[0] == bytes[start], matches(prefix, in: bytes, at: start),
-                       runs.length(from: start + prefix.utf8CodeUnitCount) >= 16 {
-                        return "an API key (\(prefix)…)"
-                    }
-                }
-            default:
-                continue
+    /// The positions among the sixteen from `offset` where a credential may start (the first
+    /// two bytes of a JWT, a bearer token or one of ``apiKeyPrefixes``), as two words with a byte's high bit set at each: `ey`, `be` in any
+    /// case, `rk` and `sk`, `gh` and `gi`, `xo`, `AK`. The bytes from `offset` to `offset + 16`
+    /// must all be there.
+    @inline(__always)
+    static func credentialStarts(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> (UInt64, UInt64) {
+        typealias Vector = ByteLanes.Vector
+        let first = bytes.loadUnaligned(fromByteOffset: offset, as: Vector.self)
+        let second = bytes.loadUnaligned(fromByteOffset: offset + 1, as: Vector.self)
+        @inline(__always) func pair(_ one: Vector, _ a: UInt8, _ two: Vector, _ b: UInt8) -> Vector {
+            ByteLanes.zero((one ^ Vector(repeating: a)) | (two ^ Vector(repeating: b)))
+        }
+        let lower = Vector(repeating: 0x20), lowBit = Vector(repeating: 1)
+        // `r` and `s` differ in their lowest bit, as `h` and `i` do; `b` and `B` in 0x20.
+        let starts = pair(first, UInt8(ascii: "e"), second, UInt8(ascii: "y"))
+            | pair(first | lower, UInt8(ascii: "b"), second | lower, UInt8(ascii: "e"))
+            | pair(first | lowBit, UInt8(ascii: "s"), second, UInt8(ascii: "k"))
+            | pair(first, UInt8(ascii: "g"), second | lowBit, UInt8(ascii: "i"))
+            | pair(first, UInt8(ascii: "x"), second, UInt8(ascii: "o"))
+            | pair(first, UInt8(ascii: "A"), second, UInt8(ascii: "K"))
+        return ByteLanes.words(starts)
+    }
+
+    /// The first credential that starts at one of the positions ``credentialStarts(_:at:)``
+    /// marked from `block`.
+    @inline(never)
+    private static func credential(
+        among starts: (UInt64, UInt64), from block: Int, in bytes: UnsafeRawBufferPointer, runs: inout Base64URLRuns
+    ) -> String? {
+        for half in 0..<2 {
+            var marks = half == 0 ? starts.0 : starts.1
+            while marks != 0 {
+                let start = block + 8 * half + marks.trailingZeroBitCount / 8
+                if let kind = credential(at: start, in: bytes, runs: &runs) { return kind }
+                marks &= marks - 1
             }
+        }
+        return nil
+    }
+
+    /// The credential that starts at `start`, if one does.
+    private static func credential(at start: Int, in bytes: UnsafeRawBufferPointer, runs: inout Base64URLRuns) -> String? {
+        switch bytes[start] {
+        case UInt8(ascii: "e"):
+            if isJWT(bytes, at: start, runs: &runs) { return "a JSON Web Token" }
+        case UInt8(ascii: "b"), UInt8(ascii: "B"):
+            if asciiCaseInsensitiveMatch("bearer ", in: bytes, at: start) {
+                // At most 16 characters are needed to say yes: the scan stops there.
+                var end = start + 7
+                while end < bytes.count, end - (start + 7) < 16, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".")
+                    || bytes[end] == UInt8(ascii: "~") || bytes[end] == UInt8(ascii: "+") || bytes[end] == UInt8(ascii: "/")
+                    || bytes[end] == UInt8(ascii: "=") {
+                    end += 1
+                }
+                if end - (start + 7) >= 16 { return "a bearer token" }
+            }
+        case UInt8(ascii: "s"), UInt8(ascii: "r"), UInt8(ascii: "g"), UInt8(ascii: "x"), UInt8(ascii: "A"):
+            for slot in apiKeyPrefixes.indices {
+                let prefix = apiKeyPrefixes[slot]
+                if prefix.utf8Start[0] == bytes[start], matches(prefix, in: bytes, at: start),
+                   runs.length(from: start + prefix.utf8CodeUnitCount) >= 16 {
+                    return "an API key (\(prefix)…)"
+                }
+            }
+        default:
+            break
         }
         return nil
     }

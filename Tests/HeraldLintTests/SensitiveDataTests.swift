@@ -4,21 +4,6 @@ import HeraldTestSupport
 
 /// The recognisers' single-pass shortcuts against what they stand for.
 @Suite(.ownThreads) struct SensitiveDataTests {
-    /// The two-byte filter lets through exactly the pairs that begin a credential: `ey` (a JWT),
-    /// `be` in any case (a bearer token) and each API key prefix's first two bytes.
-    @Test func credentialFilterMatchesThePrefixes() {
-        var starts: Set<[UInt8]> = [Array("ey".utf8), Array("be".utf8), Array("bE".utf8), Array("Be".utf8), Array("BE".utf8)]
-        for slot in SensitiveData.apiKeyPrefixes.indices {
-            let prefix = SensitiveData.apiKeyPrefixes[slot]
-            starts.insert([prefix.utf8Start[0], prefix.utf8Start[1]])
-        }
-        for first in UInt8.min...UInt8.max {
-            for second in UInt8.min...UInt8.max {
-                #expect(SensitiveData.mayStartCredential(first, second) == starts.contains([first, second]), "\(first) \(second)")
-            }
-        }
-    }
-
     /// Each kind of credential is found wherever it starts in a long value: at every offset of
     /// the first 40, with 0, 1 or 17 bytes after it, after a filler of identifier characters, and
     /// nothing is found in the filler alone.
@@ -42,6 +27,120 @@ import HeraldTestSupport
             }
             let plain = Array(String(repeating: filler, count: 3_900).utf8).withUnsafeBytes { SensitiveData.token(in: $0) }
             #expect(plain == nil)
+        }
+    }
+
+    /// The sixteen-at-once filter of the credential scan marks exactly the pairs of bytes that
+    /// begin a credential: `ey` (a JWT), `be` in any case (a bearer token) and each API key
+    /// prefix's first two bytes. Every pair of bytes is tried at the first, eighth, ninth and
+    /// last lane of a block, and each such pair at every lane.
+    @Test func blockFilterMarksThePrefixes() {
+        var starts: Set<[UInt8]> = [Array("ey".utf8), Array("be".utf8), Array("bE".utf8), Array("Be".utf8), Array("BE".utf8)]
+        for slot in SensitiveData.apiKeyPrefixes.indices {
+            let prefix = SensitiveData.apiKeyPrefixes[slot]
+            starts.insert([prefix.utf8Start[0], prefix.utf8Start[1]])
+        }
+        #expect(starts.count == 11, "ey, be in 4 cases, sk, rk, gh, gi, xo, AK")
+        func marks(_ first: UInt8, _ second: UInt8, at lane: Int) -> (UInt64, UInt64) {
+            var block = [UInt8](repeating: 0, count: 17)
+            block[lane] = first
+            block[lane + 1] = second
+            return block.withUnsafeBytes { SensitiveData.credentialStarts($0, at: 0) }
+        }
+        for first in UInt8.min...UInt8.max {
+            for second in UInt8.min...UInt8.max {
+                let expected = starts.contains([first, second])
+                for lane in [0, 7, 8, 15] {
+                    let (low, high) = marks(first, second, at: lane)
+                    let mark = expected ? UInt64(0x80) << (8 * UInt64(lane % 8)) : 0
+                    #expect(low == (lane < 8 ? mark : 0) && high == (lane < 8 ? 0 : mark), "\(first) \(second) at lane \(lane)")
+                }
+            }
+        }
+        for start in starts {
+            for lane in 0..<16 {
+                let (low, high) = marks(start[0], start[1], at: lane)
+                let mark = UInt64(0x80) << (8 * UInt64(lane % 8))
+                #expect(low == (lane < 8 ? mark : 0) && high == (lane < 8 ? 0 : mark), "\(start) at lane \(lane)")
+            }
+        }
+    }
+
+    /// The credential a string holds by the definitions, position by position from the start:
+    /// `eyJ`, 10 base64url characters, `.`, `eyJ`, 10 more and `.` (a JWT); `bearer ` in any
+    /// case and 16 characters of a bearer token; an API key's prefix and 16 base64url characters.
+    static func credentialByDefinition(_ bytes: [UInt8]) -> String? {
+        func run(from start: Int, _ isIn: (UInt8) -> Bool) -> Int {
+            var end = start
+            while end < bytes.count, isIn(bytes[end]) { end += 1 }
+            return end - start
+        }
+        func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+        func base64URL(_ byte: UInt8) -> Bool { isLetter(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F }
+        func has(_ text: String, at start: Int, ignoringCase: Bool = false) -> Bool {
+            let needle = Array(text.utf8)
+            guard start + needle.count <= bytes.count else { return false }
+            return zip(bytes[start..<(start + needle.count)], needle).allSatisfy { ignoringCase ? $0 | 0x20 == $1 && isLetter($0) : $0 == $1 }
+        }
+        guard bytes.count >= 20 else { return nil }
+        for start in 0..<(bytes.count - 3) {
+            if has("eyJ", at: start) {
+                let header = run(from: start, base64URL)
+                let dot = start + header
+                if header >= 10, dot + 4 < bytes.count, bytes[dot] == 0x2E, has("eyJ", at: dot + 1) {
+                    let claims = run(from: dot + 1, base64URL)
+                    if claims >= 10, dot + 1 + claims < bytes.count, bytes[dot + 1 + claims] == 0x2E { return "a JSON Web Token" }
+                }
+            }
+            if has("bearer", at: start, ignoringCase: true), start + 6 < bytes.count, bytes[start + 6] == 0x20,
+               run(from: start + 7, { base64URL($0) || Array(".~+/=".utf8).contains($0) }) >= 16 {
+                return "a bearer token"
+            }
+            for prefix in ["sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"]
+            where has(prefix, at: start) && run(from: start + prefix.utf8.count, base64URL) >= 16 {
+                return "an API key (\(prefix)…)"
+            }
+        }
+        return nil
+    }
+
+    /// The credential scan against the definitions on 30,000 random strings of up to 120 bytes
+    /// built from the patterns' pieces (prefixes cut short, runs of 9 to 17, dots, spaces,
+    /// non-ASCII bytes), so that credentials start at every offset of a block and near the end.
+    @Test func credentialScanMatchesItsDefinition() {
+        var generator = SeededGenerator(seed: 20_261_204)
+        let pieces = ["eyJ", "eyJhbGciOiJIUzI1", ".", " ", "Bearer ", "bEaReR ", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "github_pat_",
+                      "xoxb-", "xoxp-", "AKIA", "AKI", "sk_liv", "0123456789abcdef", "abcdefghi", "Q", "~+/=", "é", "xo", "gh", "ey"]
+        var found = 0
+        for round in 0..<30_000 {
+            var bytes: [UInt8] = []
+            while bytes.count < round % 121 { bytes += Array(pieces.randomElement(using: &generator)!.utf8) }
+            let expected = Self.credentialByDefinition(bytes)
+            if expected != nil { found += 1 }
+            #expect(bytes.withUnsafeBytes { SensitiveData.token(in: $0) } == expected, "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(found > 3_000, "\(found) strings hold a credential")
+    }
+
+    /// Runs of 9 to 14 bytes of each class, at every offset of strings of 10 to 80 bytes of a
+    /// byte of no class: a card is possible from a run of 13, a credential from 10, wherever the
+    /// run falls against the 16-byte blocks and the last block.
+    @Test func runsAreFoundAtEveryOffset() {
+        // A digit and a dash are of both classes, a letter of the credential's only.
+        for member in [UInt8(ascii: "7"), UInt8(ascii: "-"), UInt8(ascii: "k")] {
+            let isCardCharacter = member != UInt8(ascii: "k")
+            for count in 10...80 {
+                for length in 8...15 where length <= count {
+                    for start in 0...(count - length) {
+                        var bytes = [UInt8](repeating: UInt8(ascii: "!"), count: count)
+                        for index in start..<(start + length) { bytes[index] = member }
+                        let traits = bytes.withUnsafeBytes { SensitiveData.traits(of: $0) }
+                        #expect(traits.mayHoldCard == (isCardCharacter && length >= 13), "\(length) × \(member) at \(start) of \(count)")
+                        #expect(traits.hasTokenStart == (length >= 10), "\(length) × \(member) at \(start) of \(count)")
+                        #expect(!traits.hasAt)
+                    }
+                }
+            }
         }
     }
 
