@@ -191,7 +191,8 @@ enum SensitiveData {
     }
 
     /// A likely credential: a JWT, a bearer token, or a well-known API key format. One pass over
-    /// the bytes looks for the first byte of each pattern, and every check at a position is
+    /// the bytes looks for the first two bytes of each pattern, sixteen positions at a time
+    /// (``credentialStarts(_:at:)``), and every check at a position is
     /// bounded: prefixes are compared in place, and the length of the base64url run from each
     /// position is measured once per run (a run of `s` or `eyJ` costs a pass, not a search from
     /// each of its bytes). This runs on every custom string of every payload.
