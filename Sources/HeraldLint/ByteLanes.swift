@@ -2,12 +2,11 @@
 /// of long strings (``SensitiveData/traits(of:)`` and the credential scan).
 ///
 /// Each test gives a lane 0x80 where its byte passes and 0 where it does not, so results combine
-/// with `&` and `|`, and split into two words to find where.
-/// Only lane-wise wrapping arithmetic and bit operations are used: they compile to one vector
-/// instruction each, where the standard library's lane comparisons (`.==`, `.<`) compiled to a
-/// loop over the lanes (Swift 6.3: a filter of three byte pairs over 4 KB ran 27 times slower
-/// written with `.==`). No carry crosses a lane,
-/// so every test is exact, bytes of 0x80 and above included.
+/// with `&` and `|`, and split into two words to find where. Only lane-wise wrapping arithmetic
+/// and bit operations are used: they compile to one vector instruction each, where the standard
+/// library's lane comparisons (`.==`, `.<`) compiled to a loop over the lanes (Swift 6.3: a
+/// filter of three byte pairs over 4 KB ran 27 times slower written with `.==`). No carry
+/// crosses a lane, so every test is exact, bytes of 0x80 and above included.
 enum ByteLanes {
     typealias Vector = SIMD16<UInt8>
 

@@ -24,8 +24,9 @@ enum SensitiveData {
         // long identifiers are common values, and every string of custom data takes this pass).
         // A run of 13 or of 10 bytes holds four that start at a multiple of 4 from a block's
         // start, so only where a block has four such bytes of a class is the run around them
-        // measured, byte by byte and at most to its threshold. The last block is the last 16
-        // bytes: a run that ends there and is not found before has at least 10 bytes in it.
+        // measured (``runReaches(_:from:marks:quads:in:cardCharacters:)``). The last block is
+        // the last 16 bytes: a run that ends there and is not found before has at least 10
+        // bytes in it.
         var mayHoldCard = false, hasTokenStart = false
         var at = ByteLanes.Vector()
         var offset = 0
@@ -69,10 +70,9 @@ enum SensitiveData {
         while full != 0 {
             let quad = full.trailingZeroBitCount * 4
             full &= full - 1
-            // Lane by lane: the lanes of the class after the quad (lanes past 15 are not), and
-            // before it.
-            // (`lanes` has no bit past 15, so `end` stops at 16 at most, and the shift below
-            // brings in zeros: `start` is cut at 0.)
+            // In the mask: the lanes of the class after the quad and before it. `lanes` has no
+            // bit past 15, so `end` stops at 16; the left shift brings in zeros, so `start` is
+            // cut at 0.
             var end = quad + 4 + (~(lanes &>> UInt32(quad + 4))).trailingZeroBitCount
             var start = quad == 0 ? 0 : quad - Swift.min(quad, (~lanes &<< UInt32(32 - quad)).leadingZeroBitCount)
             // Past the block, byte by byte and only as far as the threshold.
@@ -214,9 +214,9 @@ enum SensitiveData {
     }
 
     /// The positions among the sixteen from `offset` where a credential may start (the first
-    /// two bytes of a JWT, a bearer token or one of ``apiKeyPrefixes``), as two words with a byte's high bit set at each: `ey`, `be` in any
-    /// case, `rk` and `sk`, `gh` and `gi`, `xo`, `AK`. The bytes from `offset` to `offset + 16`
-    /// must all be there.
+    /// two bytes of a JWT, a bearer token or one of ``apiKeyPrefixes``: `ey`, `be` in any case,
+    /// `rk` and `sk`, `gh` and `gi`, `xo`, `AK`), as two words with a byte's high bit set at
+    /// each. The bytes from `offset` to `offset + 16` must all be there.
     @inline(__always)
     static func credentialStarts(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> (UInt64, UInt64) {
         typealias Vector = ByteLanes.Vector
