@@ -18,16 +18,23 @@ public struct LintContext: Sendable, Hashable {
     struct HeaderValues: Sendable, Hashable {
         var pushType, priority, topic, collapseID, expiration, apnsID, deviceToken: String?
 
+        /// One pass over the fields (names are lowercase); the first of a repeated name counts,
+        /// as ``APNsHeaderFields``' subscript gives it.
         init(_ fields: APNsHeaderFields) {
-            pushType = fields[APNsHeader.pushType]
-            priority = fields[APNsHeader.priority]
-            topic = fields[APNsHeader.topic]
-            collapseID = fields[APNsHeader.collapseID]
-            expiration = fields[APNsHeader.expiration]
-            apnsID = fields[APNsHeader.id]
-            if let path = fields[":path"], path.hasPrefix(APNsPath.devicePrefix) {
-                deviceToken = String(path.dropFirst(APNsPath.devicePrefix.count))
+            var path: String?
+            for field in fields {
+                switch APNsHeaderName(lowercase: field.name) {
+                case .pushType?: pushType = pushType ?? field.value
+                case .priority?: priority = priority ?? field.value
+                case .topic?: topic = topic ?? field.value
+                case .collapseID?: collapseID = collapseID ?? field.value
+                case .expiration?: expiration = expiration ?? field.value
+                case .id?: apnsID = apnsID ?? field.value
+                case .path?: path = path ?? field.value
+                default: break
+                }
             }
+            deviceToken = path?.suffix(afterASCIIPrefix: APNsPath.devicePrefix)
         }
     }
     /// A device push or a broadcast.

@@ -126,9 +126,21 @@ public enum APNsHeader {
     /// The provider token in an `authorization` value (`bearer <token>`, the scheme in any case),
     /// or `nil` when the value is not a bearer token.
     public static func providerToken(inAuthorization value: String) -> String? {
-        guard value.utf8.count > bearerPrefix.utf8.count,
-              value.prefix(bearerPrefix.count).lowercased() == bearerPrefix else { return nil }
-        let token = value.dropFirst(bearerPrefix.count).drop { $0 == " " }
-        return token.isEmpty ? nil : String(token)
+        // The scheme is compared byte by byte (ASCII letters in any case), and the token copied
+        // from the bytes past it, without a lowercased copy or a walk over characters: every
+        // request the mock answers carries one.
+        var text = value
+        var scheme = bearerPrefix
+        return text.withUTF8 { bytes in
+            scheme.withUTF8 { scheme -> String? in
+                guard bytes.count > scheme.count else { return nil }
+                for (sent, expected) in zip(bytes, scheme) where sent != expected {
+                    guard sent | 0x20 == expected, expected &- UInt8(ascii: "a") < 26 else { return nil }
+                }
+                var start = scheme.count
+                while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+                return start == bytes.count ? nil : String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+            }
+        }
     }
 }

@@ -125,18 +125,18 @@ public struct APNsRequestHeaders: Sendable, Hashable {
         var method: String?, path: String?, id: String?, collapse: String?, priorityValue: String?
         var pushTypeValue: String?, expirationValue: String?, authorization: String?
         for field in fields {
-            switch field.name {
-            case ":method": method = method ?? field.value
-            case ":path": path = path ?? field.value
-            case APNsHeader.id: id = id ?? field.value
-            case APNsHeader.collapseID: collapse = collapse ?? field.value
-            case APNsHeader.priority: priorityValue = priorityValue ?? field.value
-            case APNsHeader.pushType: pushTypeValue = pushTypeValue ?? field.value
-            case APNsHeader.expiration: expirationValue = expirationValue ?? field.value
-            case APNsHeader.topic: topic = topic ?? field.value
-            case APNsHeader.channelID: channelID = channelID ?? field.value
-            case APNsHeader.authorization: authorization = authorization ?? field.value
-            default: break
+            switch APNsHeaderName(lowercase: field.name) {
+            case .method?: method = method ?? field.value
+            case .path?: path = path ?? field.value
+            case .id?: id = id ?? field.value
+            case .collapseID?: collapse = collapse ?? field.value
+            case .priority?: priorityValue = priorityValue ?? field.value
+            case .pushType?: pushTypeValue = pushTypeValue ?? field.value
+            case .expiration?: expirationValue = expirationValue ?? field.value
+            case .topic?: topic = topic ?? field.value
+            case .channelID?: channelID = channelID ?? field.value
+            case .authorization?: authorization = authorization ?? field.value
+            case nil: break
             }
         }
         var first: APNsHeaderError?
@@ -190,8 +190,7 @@ public struct APNsRequestHeaders: Sendable, Hashable {
 
     /// The target of a `:path`.
     static func target(ofPath path: String) throws(APNsHeaderError) -> Target {
-        if path.hasPrefix(APNsPath.devicePrefix) {
-            let hex = String(path.dropFirst(APNsPath.devicePrefix.count))
+        if let hex = path.suffix(afterASCIIPrefix: APNsPath.devicePrefix) {
             guard !hex.isEmpty else {
                 throw APNsHeaderError(header: ":path", value: path, reason: .missingDeviceToken, problem: "the path has no device token after \(APNsPath.devicePrefix)")
             }
@@ -199,8 +198,7 @@ public struct APNsRequestHeaders: Sendable, Hashable {
                 throw APNsHeaderError(header: ":path", value: path, reason: .badDeviceToken, problem: error.description)
             }
         }
-        if path.hasPrefix(APNsPath.broadcastPrefix) {
-            let bundleID = String(path.dropFirst(APNsPath.broadcastPrefix.count))
+        if let bundleID = path.suffix(afterASCIIPrefix: APNsPath.broadcastPrefix) {
             if !bundleID.isEmpty, !bundleID.contains("/") { return .broadcast(bundleID: bundleID) }
         }
         throw APNsHeaderError(header: ":path", value: path, reason: .badPath, problem: "the path \(path) is neither \(APNsPath.devicePrefix)<token> nor \(APNsPath.broadcastPrefix)<bundle id>")

@@ -20,6 +20,16 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a hex token; uppercase is accepted and lowercased.
     public init(hex text: String) throws(DeviceTokenError) {
+        // A token in lowercase ASCII hex (nearly every one: the mock parses one a request) is
+        // kept as it is; lowercasing builds a new string.
+        var copy = text
+        let isLowercaseHex = copy.withUTF8 { bytes in
+            !bytes.isEmpty && !bytes.contains { !($0 &- UInt8(ascii: "0") < 10 || $0 &- UInt8(ascii: "a") < 6) }
+        }
+        if isLowercaseHex, Self.problem(digits: text.utf8.count) == nil {
+            self.hex = text
+            return
+        }
         if let problem = Self.problem(with: text) { throw problem }
         self.hex = text.lowercased()
     }

@@ -110,19 +110,40 @@ struct HeaderValueTests {
             if characters.count % 2 == 1 { return .oddLength(digits: characters.count) }
             return (32...100).contains(characters.count / 2) ? nil : .unexpectedLength(bytes: characters.count / 2)
         }
+        // The initializer refuses what the rule refuses, and keeps the rest in lowercase
+        // (written out here: only A-F have a lowercase among hex digits).
+        func expectToken(_ text: String) {
+            let lowercase = String(String.UnicodeScalarView(text.unicodeScalars.map { "ABCDEF".unicodeScalars.contains($0) ? Unicode.Scalar($0.value + 32)! : $0 }))
+            do throws(DeviceTokenError) {
+                let token = try DeviceToken(hex: text)
+                #expect(expected(text) == nil && token.hex == lowercase, "\(text.debugDescription)")
+            } catch {
+                #expect(error == expected(text), "\(text.debugDescription)")
+            }
+        }
         var generator = SystemRandomNumberGenerator()
         let strangers = (0...127).map { String(UnicodeScalar(UInt8($0))) } + ["é", "€", "😀", "\u{7F}", "\u{80}", "\u{FF}"]
         for length in [1, 2, 31, 63, 64, 65, 66, 200, 201, 202] {
+            // Lowercase only, as nearly every token arrives, and mixed case.
+            let lower = String((0..<length).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+            #expect(DeviceToken.problem(with: lower) == expected(lower), "\(lower)")
+            expectToken(lower)
             let hex = String((0..<length).map { _ in "0123456789abcdefABCDEF".randomElement(using: &generator)! })
             #expect(DeviceToken.problem(with: hex) == expected(hex), "\(hex)")
+            expectToken(hex)
             for stranger in strangers {
                 let at = Int.random(in: 0..<length, using: &generator)
                 var characters = Array(hex)
                 characters[at] = Character(stranger)
                 let text = String(characters)
                 #expect(DeviceToken.problem(with: text) == expected(text), "\(text.debugDescription)")
+                expectToken(text)
+                var lowerCharacters = Array(lower)
+                lowerCharacters[at] = Character(stranger)
+                expectToken(String(lowerCharacters))
             }
         }
+        expectToken("")
     }
 
     @Test("apns-id: canonical lowercase UUIDs")
@@ -175,6 +196,83 @@ struct HeaderValueTests {
         let token = try DeviceToken(hex: String(repeating: "0f", count: 32))
         #expect(APNsPath.device(token) == "/3/device/" + String(repeating: "0f", count: 32))
         #expect(APNsPath.allChannels(bundleID: "com.x") == "/1/apps/com.x/all-channels")
+    }
+
+    /// Every name the readers look for, in other cases, one byte off at each place and of
+    /// each length near theirs: a name is recognised exactly when it is one of the ten.
+    @Test("header names: the ten the readers look for, and nothing else")
+    func headerNames() {
+        let wanted: [String: APNsHeaderName] = [
+            ":method": .method, ":path": .path, "apns-id": .id, "apns-collapse-id": .collapseID, "apns-priority": .priority,
+            "apns-push-type": .pushType, "apns-expiration": .expiration, "apns-topic": .topic, "apns-channel-id": .channelID,
+            "authorization": .authorization,
+        ]
+        #expect(Set(wanted.values) == Set(APNsHeaderName.allCases))
+        var names = Array(wanted.keys) + [":scheme", ":authority", "content-length", "apns-unique-id", "apns-request-id", "", "a", "x-apns-topic"]
+        for name in wanted.keys {
+            let bytes = Array(name.utf8)
+            names.append(name.uppercased())
+            names.append(name + "s")
+            names.append(String(name.dropLast()))
+            names.append(String(repeating: "x", count: bytes.count))
+            for at in bytes.indices {
+                var changed = bytes
+                changed[at] = changed[at] == UInt8(ascii: "z") ? UInt8(ascii: "y") : UInt8(ascii: "z")
+                names.append(String(decoding: changed, as: UTF8.self))
+            }
+        }
+        for name in names {
+            #expect(APNsHeaderName(lowercase: name) == wanted[name], "\(name)")
+            if let header = APNsHeaderName(lowercase: name) { #expect(header.text == name) }
+        }
+    }
+
+    /// Prefixes and strings of ASCII and other characters, a combining mark just past the
+    /// prefix included: the rest is the bytes past the prefix, when the bytes start with it.
+    @Test("the rest of a string after an ASCII prefix, by bytes")
+    func suffixAfterPrefix() {
+        let prefixes = ["", "/", "/3/device/", "/4/broadcasts/apps/", "bearer "]
+        let rests = ["", "a", "é", "\u{301}x", "0123456789abcdef0123456789abcdef", "😀/3/device/", " ", "/3/device/"]
+        for prefix in prefixes {
+            for start in prefixes + ["/3/devic", "/3/Device/", "x"] {
+                for rest in rests {
+                    let text = start + rest
+                    let bytes = Array(text.utf8), head = Array(prefix.utf8)
+                    let expected = bytes.starts(with: head) ? String(decoding: bytes[head.count...], as: UTF8.self) : nil
+                    #expect(text.suffix(afterASCIIPrefix: prefix) == expected, "\(text.debugDescription) after \(prefix.debugDescription)")
+                }
+            }
+        }
+    }
+
+    /// `authorization` values built from schemes in every case and near misses, spaces and
+    /// tokens: the answer is the rule's, read scalar by scalar (the scheme `bearer` in ASCII
+    /// letters of any case, one space, then any spaces, then a token that is not empty).
+    @Test("authorization: the provider token after bearer, as the rule reads it")
+    func providerTokens() {
+        func expected(_ value: String) -> String? {
+            var scalars = Array(value.unicodeScalars)
+            let scheme = Array("bearer ".unicodeScalars)
+            guard scalars.count > scheme.count else { return nil }
+            for (sent, wanted) in zip(scalars, scheme) {
+                let folded = ("A"..."Z").contains(sent) ? Unicode.Scalar(sent.value + 32)! : sent
+                if folded != wanted { return nil }
+            }
+            scalars.removeFirst(scheme.count)
+            while scalars.first == " " { scalars.removeFirst() }
+            return scalars.isEmpty ? nil : String(String.UnicodeScalarView(scalars))
+        }
+        let schemes = [
+            "bearer ", "Bearer ", "BEARER ", "bEaReR ", "bearer", "bearer  ", "bearer\t", "bearerx", "beare ", "basic ", "bearér ",
+            "ｂearer ", "bearer\u{301} ", "bearer\u{0}", "Bearer\u{0}", " bearer ", "", "b", "BEARE", "bearer \u{301}",
+        ]
+        let tokens = ["", " ", "   ", "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJYIn0.c2ln", "a", "tok en", "é", "😀x", "\u{301}abc", " a "]
+        for scheme in schemes {
+            for token in tokens {
+                let value = scheme + token
+                #expect(APNsHeader.providerToken(inAuthorization: value) == expected(value), "\(value.debugDescription)")
+            }
+        }
     }
 }
 
