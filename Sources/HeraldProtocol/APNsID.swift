@@ -9,20 +9,24 @@ public struct APNsID: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a UUID in 8-4-4-4-12 form, in either case.
     public init(parsing text: String) throws(APNsIDError) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 36 else { throw .wrongLength(text.utf8.count) }
-        for (index, byte) in utf8.enumerated() {
+        let count = text.utf8.count
+        guard count == 36 else { throw .wrongLength(count) }
+        var index = 0
+        var uppercase = false
+        for byte in text.utf8 {
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 guard byte == UInt8(ascii: "-") else { throw .expectedHyphen(position: index) }
             } else {
                 switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                     UInt8(ascii: "A")...UInt8(ascii: "F"): break
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): uppercase = true
                 default: throw .expectedHexDigit(position: index)
                 }
             }
+            index += 1
         }
-        self.uuidString = text.lowercased()
+        // Nearly always lowercase already (Herald's own identifiers): kept as given.
+        self.uuidString = uppercase ? text.lowercased() : text
     }
 
     /// A UUID from 16 bytes (version and variant bits are kept as given).

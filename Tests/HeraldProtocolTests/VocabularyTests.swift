@@ -1,3 +1,4 @@
+import Foundation
 import HeraldProtocol
 import Testing
 
@@ -161,6 +162,36 @@ struct HeaderValueTests {
             #expect(APNsID.isCanonical(random.uuidString))
             #expect(Array(random.uuidString)[14] == "4")
         }
+    }
+
+    /// The 8-4-4-4-12 form written as a regular expression says what parses (Foundation's
+    /// parser on Linux also takes spaces and short groups, so it cannot say that), and
+    /// Foundation's `UUID` says what it parses to, in lowercase, whatever the case.
+    @Test("apns-id: what parses, and to what, against a regular expression and Foundation")
+    func apnsIDAgainstOracles() throws {
+        let form = try Regex("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEF-g Gé".utf8)
+        var parsed = 0
+        for round in 0..<20_000 {
+            var bytes = Array(RandomIdentifier.uuid().utf8)
+            // Some with one byte changed, some in mixed case, some cut short.
+            switch round % 4 {
+            case 0: bytes[Int.random(in: 0..<36, using: &generator)] = alphabet.randomElement(using: &generator)!
+            case 1: bytes = bytes.map { (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) && Bool.random(using: &generator) ? $0 - 32 : $0 }
+            case 2: bytes.removeLast(Int.random(in: 0...2, using: &generator))
+            default: break
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let ours = try? APNsID(parsing: text)
+            #expect((ours != nil) == (text.wholeMatch(of: form) != nil), "\(text)")
+            if let ours {
+                parsed += 1
+                #expect(ours.uuidString == UUID(uuidString: text)?.uuidString.lowercased(), "\(text)")
+                #expect(APNsID.isCanonical(text) == (text == ours.uuidString), "\(text)")
+            }
+        }
+        #expect(parsed > 10_000)
     }
 
     @Test("collapse id: at most 64 UTF-8 bytes")

@@ -160,13 +160,10 @@ final class Dispatcher: Sendable {
             capacity.take(claimed.count)
             metrics.inFlight.record(configuration.maximumInFlight - capacity.available)
             let tickets = held.add(claimed.map(\.id), lease: started + configuration.claimLease)
-            for (delivery, ticket) in zip(claimed, tickets) {
-                sending.add(1, ordering: .relaxed)
-                group.addTask {
-                    await self.send(delivery, ticket: ticket)
-                    self.sending.subtract(1, ordering: .relaxed)
-                }
-            }
+            // One task a batch (its sends in a group of its own): a group's children are a list
+            // its task walks when one ends, so thousands under one task cost more each.
+            sending.add(claimed.count, ordering: .relaxed)
+            group.addTask { await self.dispatch(claimed, tickets: tickets) }
         }
         // Stopping: wait for the sends (each ends by its deadline, or is given back), then a last flush.
         while sending.load(ordering: .relaxed) > 0 { try? await Task.sleep(for: .milliseconds(10)) }
@@ -209,21 +206,48 @@ final class Dispatcher: Sendable {
         }
     }
 
-    private func send(_ delivery: ClaimedDelivery, ticket: Int) async {
-        let hold = (delivery.id, ticket)
-        // The attempt's span, from the claim to APNs' answer, under the submission's span.
+    /// What a claimed delivery is sent with: its job and its app, read once for every delivery of
+    /// a batch that shares them, and held by reference so that a send's task keeps a small frame
+    /// (a task's first frame larger than its allocator's slab is a `malloc` of its own).
+    private final class Sending: Sendable {
+        let job: JobCache.Content
+        let entry: AppDirectory.Entry
+        /// Whether the job's topic is the app's own (an app-level failure then pauses the app).
+        let usesAppTopic: Bool
+
+        init(job: JobCache.Content, entry: AppDirectory.Entry) {
+            self.job = job
+            self.entry = entry
+            let headers = job.request.headers
+            usesAppTopic = headers.topic == entry.app.topic(for: headers.pushType ?? .alert)
+        }
+    }
+
+    /// A claimed batch: the jobs and apps its deliveries need are read once (waiting while the
+    /// database is away, as long as the leases last), what needs no send is decided at once,
+    /// and the rest are sent, each in a task of the batch's own group.
+    private func dispatch(_ claimed: [ClaimedDelivery], tickets: [Int]) async {
+        // The attempts' spans start at the claim.
         let claimedAt = tracer == nil ? 0 : Span.now()
-        var span: Span?
-        defer { if let span { tracer?.finish(span) } }
-        // The job and the app; the database may be away: wait while the lease lasts.
-        var job: JobCache.Content?
-        var lookup: AppDirectory.Lookup?
+        var open = Array(claimed.indices)
+        var jobs: [String: JobCache.Content?] = [:]
+        var apps: [String: AppDirectory.Lookup] = [:]
         while true {
             let generation = leaseEvents.generation
-            guard !isStopping, held.isHeld(delivery.id, ticket: ticket, now: .now) else { return giveBack(hold) }
+            let stopping = isStopping
+            let stillHeld = held.areHeld(open.map { (claimed[$0].id, tickets[$0]) }, now: .now)
+            var kept: [Int] = []
+            for (index, isHeld) in zip(open, stillHeld) {
+                if isHeld, !stopping { kept.append(index) } else { giveBack((claimed[index].id, tickets[index])) }
+            }
+            open = kept
+            guard !open.isEmpty else { return finishedSending(claimed.count) }
             do {
-                job = try await jobs.content(delivery.job)
-                lookup = try await apps.lookup(delivery.app)
+                for index in open {
+                    let delivery = claimed[index]
+                    if jobs.index(forKey: delivery.job) == nil { jobs[delivery.job] = try await self.jobs.content(delivery.job) }
+                    if apps.index(forKey: delivery.app) == nil { apps[delivery.app] = try await self.apps.lookup(delivery.app) }
+                }
                 break
             } catch {
                 if !isQuiet(error) {
@@ -232,41 +256,90 @@ final class Dispatcher: Sendable {
                 await leaseEvents.wait(since: generation)
             }
         }
-        let entry: AppDirectory.Entry
-        switch lookup {
-        case .found(let found)? where job != nil:
-            entry = found
-        case .unusable(let app, let why, let version)? where job != nil:
-            // The app's fault, not the device's: its deliveries wait for a fix.
-            let failure = AppFailure(
-                reason: "the app's credentials cannot be used: \(why)", advice: "PATCH /v1/apps/\(delivery.app) with credentials that load")
-            await pause(delivery.app, version: version, app: app, failure: failure)
-            return giveBack(hold, reason: Self.waiting(failure.reason))
-        default:
-            return add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
+        var sendings: [String: Sending] = [:]
+        var paused: Set<String> = []
+        var ready: [(delivery: ClaimedDelivery, ticket: Int, token: DeviceToken, sending: Sending)] = []
+        let now = nowMilliseconds
+        for index in open {
+            let delivery = claimed[index], ticket = tickets[index]
+            let hold = (delivery.id, ticket)
+            let job = jobs[delivery.job] ?? nil
+            let entry: AppDirectory.Entry
+            switch apps[delivery.app] {
+            case .found(let found)? where job != nil:
+                entry = found
+            case .unusable(let app, let why, let version)? where job != nil:
+                // The app's fault, not the device's: its deliveries wait for a fix.
+                let failure = AppFailure(
+                    reason: "the app's credentials cannot be used: \(why)", advice: "PATCH /v1/apps/\(delivery.app) with credentials that load")
+                if paused.insert(delivery.app).inserted { await pause(delivery.app, version: version, app: app, failure: failure) }
+                giveBack(hold, reason: Self.waiting(failure.reason))
+                continue
+            default:
+                add(.rejected(status: nil, reason: "the app or notification was deleted", unregisteredAt: nil, deadToken: false), delivery, ticket)
+                continue
+            }
+            guard let job else { continue }
+            // Paused (here, or in the database as last read): back to the queue, where it waits.
+            if let reason = entry.pausedReason {
+                if tracer != nil {
+                    var span = attemptSpan(delivery, job: job, start: claimedAt)
+                    span.set("herald.outcome", "waiting")
+                    tracer?.finish(span)
+                }
+                giveBack(hold, reason: Self.waiting(reason))
+                continue
+            }
+            // Its time passed while it waited (a long queue, a paused app, a retry's backoff): not
+            // sent. A notification with expiration 0 ("try once, now") is still tried once. What its
+            // last attempt got stays in the reason.
+            if job.request.headers.expiration != .immediately, job.expiresAt <= now {
+                let reason = delivery.lastReason.map { "expired before it could be sent again (last answer: \($0))" } ?? "expired before it could be sent"
+                let outcome = DeliveryOutcome.Result.expired(reason: reason)
+                if tracer != nil {
+                    var span = attemptSpan(delivery, job: job, start: claimedAt)
+                    span.note(outcome)
+                    tracer?.finish(span)
+                }
+                add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
+                    for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
+                continue
+            }
+            guard let token = try? DeviceToken(hex: delivery.token) else {
+                add(.rejected(status: nil, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true), delivery, ticket)
+                continue
+            }
+            let key = delivery.job + "\u{0}" + delivery.app
+            let sending = sendings[key] ?? Sending(job: job, entry: entry)
+            sendings[key] = sending
+            ready.append((delivery, ticket, token, sending))
         }
-        guard let job else { return }
-        if tracer != nil { span = attemptSpan(delivery, job: job, start: claimedAt) }
-        // Paused (here, or in the database as last read): back to the queue, where it waits.
-        if let reason = entry.pausedReason {
-            span?.set("herald.outcome", "waiting")
-            return giveBack(hold, reason: Self.waiting(reason))
+        finishedSending(claimed.count - ready.count)
+        guard !ready.isEmpty else { return }
+        await withDiscardingTaskGroup { group in
+            for (delivery, ticket, token, sending) in ready {
+                group.addTask {
+                    await self.send(delivery, ticket: ticket, token: token, with: sending, claimedAt: claimedAt)
+                    self.finishedSending(1)
+                }
+            }
         }
-        // Its time passed while it waited (a long queue, a paused app, a retry's backoff): not
-        // sent. A notification with expiration 0 ("try once, now") is still tried once. What its
-        // last attempt got stays in the reason.
-        if job.request.headers.expiration != .immediately, job.expiresAt <= nowMilliseconds {
-            let reason = delivery.lastReason.map { "expired before it could be sent again (last answer: \($0))" } ?? "expired before it could be sent"
-            let outcome = DeliveryOutcome.Result.expired(reason: reason)
-            span?.note(outcome)
-            return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
-                for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: nowMilliseconds), doneWebhook: entry.wantsJobDone)
-        }
+    }
+
+    /// `count` deliveries of a batch are done with (sent, given back, or decided without a send).
+    private func finishedSending(_ count: Int) {
+        if count > 0 { sending.subtract(count, ordering: .relaxed) }
+    }
+
+    /// One delivery's send: the app's rate limit and gate, the fence, the request, and what its
+    /// answer makes of the delivery.
+    private func send(_ delivery: ClaimedDelivery, ticket: Int, token: DeviceToken, with sending: Sending, claimedAt: UInt64) async {
+        let hold = (delivery.id, ticket)
+        let entry = sending.entry
+        var span = tracer == nil ? nil : attemptSpan(delivery, job: sending.job, start: claimedAt)
+        defer { if let span { tracer?.finish(span) } }
         if let limiter = entry.limiter {
             guard await limiter.acquire(while: { !self.isStopping }) else { return giveBack(hold) }
-        }
-        guard let token = try? DeviceToken(hex: delivery.token) else {
-            return add(.rejected(status: nil, reason: "BadDeviceToken", unregisteredAt: nil, deadToken: true), delivery, ticket)
         }
         // Until the app's first accepted push, a few at a time; none while it is paused. (Before
         // the fence: the wait here may be long, the fence's permission is for a send now.)
@@ -290,32 +363,62 @@ final class Dispatcher: Sendable {
             break
         }
         let started = ContinuousClock.now
-        var request = job.request(variant: delivery.variant).to(token)
-        request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
-        let result = await TraceContext.$current.withValue(span?.context) {
-            await entry.client.outcome(of: request, timeout: configuration.requestTimeout)
+        let result: Result<APNsResponse, APNsClientError>
+        if let context = span?.context {
+            result = await TraceContext.$current.withValue(context) {
+                await entry.client.outcome(of: request(delivery, token: token, job: sending.job), timeout: configuration.requestTimeout)
+            }
+        } else {
+            result = await entry.client.outcome(of: request(delivery, token: token, job: sending.job), timeout: configuration.requestTimeout)
         }
         span?.note(result)
-        if case .success = result { entry.gate.leave(accepted: true) }
-        defer { if case .failure = result { entry.gate.leave(accepted: false) } }
         metrics.sent(delivery.app, elapsed: ContinuousClock.now - started)
         held.finished(delivery.id, ticket: ticket)
-        let now = nowMilliseconds
-        let sentHeaders = job.request.headers
-        let usesAppTopic = sentHeaders.topic == entry.app.topic(for: sentHeaders.pushType ?? .alert)
-        if let failure = AppFailure.of(result, app: entry.app, usesAppTopic: usesAppTopic) {
-            // The credentials or the server, not the device: the app pauses and this waits
-            // (unless it expires meanwhile).
-            await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
-            span?.set("herald.outcome", "waiting")
-            span?.status = .error("the app is paused: \(failure.reason)")
-            guard now < job.expiresAt else {
-                let outcome = DeliveryOutcome.Result.expired(reason: "the app is paused: \(failure.reason)")
-                return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
-                    for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
-            }
-            return giveBack(hold, reason: Self.waiting(failure.reason))
+        guard case .failure = result else {
+            entry.gate.leave(accepted: true)
+            return answered(result, delivery, ticket: ticket, with: sending, span: &span)
         }
+        // A failure leaves the gate after the app is paused (if it is to be), so that nobody
+        // waiting is let through with credentials that were just refused.
+        defer { entry.gate.leave(accepted: false) }
+        if let failure = AppFailure.of(result, app: entry.app, usesAppTopic: sending.usesAppTopic) {
+            await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
+            return paused(by: failure, delivery, ticket: ticket, with: sending, span: &span)
+        }
+        answered(result, delivery, ticket: ticket, with: sending, span: &span)
+    }
+
+    /// The request a delivery sends: its job's (in its language) to its device, with its own
+    /// `apns-id`.
+    private func request(_ delivery: ClaimedDelivery, token: DeviceToken, job: JobCache.Content) -> APNsRequest {
+        var request = job.request(variant: delivery.variant).to(token)
+        request.headers.apnsID = try? APNsID(parsing: delivery.apnsID)
+        return request
+    }
+
+    /// The credentials or the server failed, not the device: the app is paused now, and the
+    /// delivery waits for it (unless it expires meanwhile).
+    private func paused(by failure: AppFailure, _ delivery: ClaimedDelivery, ticket: Int, with sending: Sending, span: inout Span?) {
+        let entry = sending.entry, job = sending.job
+        let now = nowMilliseconds
+        span?.set("herald.outcome", "waiting")
+        span?.status = .error("the app is paused: \(failure.reason)")
+        guard now < job.expiresAt else {
+            let outcome = DeliveryOutcome.Result.expired(reason: "the app is paused: \(failure.reason)")
+            return add(outcome, delivery, ticket, webhooks: WebhookEvents.bodies(
+                for: outcome, delivery: delivery, metadata: job.metadata, webhook: entry.app.webhook, now: now), doneWebhook: entry.wantsJobDone)
+        }
+        giveBack((delivery.id, ticket), reason: Self.waiting(failure.reason))
+    }
+
+    /// What APNs' answer (or the client's failure) makes of a delivery: an outcome to record, or
+    /// back to the queue (a retry the policy leaves to the queue).
+    private func answered(
+        _ result: Result<APNsResponse, APNsClientError>, _ delivery: ClaimedDelivery, ticket: Int, with sending: Sending, span: inout Span?
+    ) {
+        let hold = (delivery.id, ticket)
+        let entry = sending.entry, job = sending.job
+        let now = nowMilliseconds
         guard let outcome = configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: job.expiresAt, now: now) else {
             span?.set("herald.outcome", "waiting")
             return giveBack(hold)
@@ -381,7 +484,7 @@ final class Dispatcher: Sendable {
                     recorded = true
                     held.remove(outcomes.map { ($0.0.delivery.id, $0.1) })
                     capacity.give(outcomes.count)
-                    for outcome in outcomes { count(outcome.0) }
+                    count(outcomes)
                 }
                 if !released.isEmpty {
                     // One statement per reason (nearly always one).
@@ -420,14 +523,26 @@ final class Dispatcher: Sendable {
         }
     }
 
-    private func count(_ outcome: DeliveryOutcome) {
-        let app = outcome.delivery.app
-        switch outcome.result {
-        case .accepted: metrics.delivery(app, "accepted", reason: nil)
-        case .rejected(_, let reason, _, _): metrics.delivery(app, "rejected", reason: Self.metricReason(reason))
-        case .retry(_, let reason): metrics.delivery(app, "retry", reason: Self.metricReason(reason))
-        case .expired(let reason): metrics.delivery(app, "expired", reason: Self.metricReason(reason))
+    /// Counts recorded outcomes in the metrics: one increment per app, state and reason.
+    private func count(_ outcomes: [(DeliveryOutcome, Int)]) {
+        struct Key: Hashable {
+            var app: String
+            var state: String
+            var reason: String?
         }
+        var counts: [Key: Int] = [:]
+        for (outcome, _) in outcomes {
+            let app = outcome.delivery.app
+            let key: Key
+            switch outcome.result {
+            case .accepted: key = Key(app: app, state: "accepted")
+            case .rejected(_, let reason, _, _): key = Key(app: app, state: "rejected", reason: Self.metricReason(reason))
+            case .retry(_, let reason): key = Key(app: app, state: "retry", reason: Self.metricReason(reason))
+            case .expired(let reason): key = Key(app: app, state: "expired", reason: Self.metricReason(reason))
+            }
+            counts[key, default: 0] += 1
+        }
+        for (key, count) in counts { metrics.delivery(key.app, key.state, reason: key.reason, count: count) }
     }
 
     /// A reason as a metric's label: APNs' reason as it is, else its kind (`connection`,

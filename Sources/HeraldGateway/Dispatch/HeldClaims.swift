@@ -66,11 +66,13 @@ final class HeldClaims: Sendable {
         }
     }
 
-    /// Whether the delivery is still held with a lease running (for work before the send).
-    func isHeld(_ id: Int64, ticket: Int, now: ContinuousClock.Instant) -> Bool {
+    /// Whether each delivery is still held with a lease running (for work before the send).
+    func areHeld(_ holds: [(id: Int64, ticket: Int)], now: ContinuousClock.Instant) -> [Bool] {
         state.withLock { state in
-            guard let entry = state.entries[id], entry.ticket == ticket else { return false }
-            return !entry.lost && entry.lease > now
+            holds.map { hold in
+                guard let entry = state.entries[hold.id], entry.ticket == hold.ticket else { return false }
+                return !entry.lost && entry.lease > now
+            }
         }
     }
 

@@ -116,14 +116,14 @@ final class GatewayMetrics: Sendable {
         history.record(app) { $0.submitted += count }
     }
 
-    func delivery(_ app: String, _ state: String, reason: String?) {
-        deliveries.increment(app, state, reason ?? "")
+    func delivery(_ app: String, _ state: String, reason: String?, count: Int = 1) {
+        deliveries.increment(app, state, reason ?? "", by: Int64(count))
         history.record(app) { counts in
             switch state {
-            case "accepted": counts.accepted += 1
-            case "rejected": counts.rejected += 1
-            case "retry": counts.retried += 1
-            default: counts.expired += 1
+            case "accepted": counts.accepted += count
+            case "rejected": counts.rejected += count
+            case "retry": counts.retried += count
+            default: counts.expired += count
             }
         }
     }
