@@ -27,17 +27,20 @@ package final class InFlightLimiter: Sendable {
         state = Mutex(State(available: max(1, limit)))
     }
 
+    /// Takes a place if one is free now (never ahead of a waiter: a place released while
+    /// someone waits goes to them).
+    package func acquireNow() -> Bool {
+        state.withLock { state -> Bool in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            state.inFlight += 1
+            return true
+        }
+    }
+
     /// Takes a place; `false` when none came free before `deadline`.
     package func acquire(before deadline: NIODeadline) async -> Bool {
-        let acquired = state.withLock { state -> Bool in
-            if state.available > 0 {
-                state.available -= 1
-                state.inFlight += 1
-                return true
-            }
-            return false
-        }
-        if acquired { return true }
+        if acquireNow() { return true }
         return await withUnsafeContinuation { continuation in
             let id = state.withLock { state -> Int? in
                 // Released meanwhile?

@@ -134,7 +134,19 @@ public final class APNsClient: Sendable {
 
     /// Sends one request and returns its outcome as a `Result`; `timeout` replaces
     /// ``APNsClientConfiguration/requestTimeout`` for this request.
-    public func outcome(of request: APNsRequest, timeout: Duration? = nil) async -> Result<APNsResponse, APNsClientError> {
+    public func outcome(of given: APNsRequest, timeout: Duration? = nil) async -> Result<APNsResponse, APNsClientError> {
+        let request: APNsRequest, apnsID: String?
+        switch prepare(given) {
+        case .success(let prepared): (request, apnsID) = prepared
+        case .failure(let error): return .failure(error)
+        }
+        return await perform(RequestHead(headers: request.headers), body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
+            .map { Self.response($0, apnsID: apnsID) }
+    }
+
+    /// A request as it is sent (with an `apns-id` of its own when a device push has none), and
+    /// that id; or why it is not sent (too large, or refused by the linter).
+    private func prepare(_ request: APNsRequest) -> Result<(APNsRequest, String?), APNsClientError> {
         var request = request
         if request.headers.apnsID == nil, case .device = request.headers.target {
             request.headers.apnsID = .fastRandom()
@@ -156,12 +168,76 @@ public final class APNsClient: Sendable {
                     message: "not sent: APNs would answer \(reason.statusAndReason): \(errors.first.map { "\($0.message)" } ?? "")"))
             }
         }
-        return await perform(RequestHead(headers: request.headers), body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
-            .map { answer, attempts in
-                APNsResponse(
-                    apnsID: answer.apnsID ?? apnsID ?? "", uniqueID: answer.uniqueID, requestID: answer.requestID,
-                    channelID: answer.channelID, status: answer.status, body: answer.body, attempts: attempts)
+        return .success((request, apnsID))
+    }
+
+    /// The response for an accepted request's answer after `attempts`.
+    private static func response(_ accepted: (Answer, Int), apnsID: String?) -> APNsResponse {
+        let (answer, attempts) = accepted
+        return APNsResponse(
+            apnsID: answer.apnsID ?? apnsID ?? "", uniqueID: answer.uniqueID, requestID: answer.requestID,
+            channelID: answer.channelID, status: answer.status, body: answer.body, attempts: attempts)
+    }
+
+    /// Sends one request and calls `completion` with its outcome, once: on a connection's event
+    /// loop when the first attempt ends it (nearly always), else from a task that goes on with
+    /// the attempts the retry policy allows. For a caller with many requests in flight for
+    /// whom a task per request costs more than the request (the gateway's dispatcher);
+    /// `completion` must not block.
+    package func send(_ given: APNsRequest, timeout: Duration? = nil, completion: @escaping @Sendable (Result<APNsResponse, APNsClientError>) -> Void) {
+        let request: APNsRequest, apnsID: String?
+        switch prepare(given) {
+        case .success(let prepared): (request, apnsID) = prepared
+        case .failure(let error): return completion(.failure(error))
+        }
+        let started = NIODeadline.now()
+        let limit = timeout ?? configuration.requestTimeout
+        let deadline = started + .nanoseconds(limit.nanoseconds)
+        // Without a place among those in flight and an open connection now, the request takes
+        // the path that waits for them. That task holds a place in the limiter while it sends, so
+        // shutdown() waits for it as for any request.
+        guard !closed.isClosed, limiter.acquireNow() else { return sendWaiting(request, apnsID: apnsID, timeout: timeout, completion: completion) }
+        guard let connection = pool.leaseNow() else {
+            limiter.release()
+            return sendWaiting(request, apnsID: apnsID, timeout: timeout, completion: completion)
+        }
+        metrics.requestStarted()
+        metrics.sent.increment()
+        let head = RequestHead(headers: request.headers), body = request.buffer, token = request.headers.deviceToken
+        connection.submit(head, body: body, deadline: deadline) { outcome in
+            var attempts = Attempts(made: 1)
+            let step = self.nextStep(after: outcome, &attempts, apnsID: apnsID, limit: limit)
+            if case .finished(let result) = step {
+                return self.finish(result, started: started, token: token, apnsID: apnsID, completion: completion)
             }
+            Task {
+                let result = await self.attempts(head, body: body, on: self.pool, apnsID: apnsID, deadline: deadline, limit: limit, after: (step, attempts))
+                self.finish(result, started: started, token: token, apnsID: apnsID, completion: completion)
+            }
+        }
+    }
+
+    /// ``send(_:timeout:completion:)`` through ``outcome(of:timeout:)``, which waits for a place and
+    /// a connection.
+    private func sendWaiting(
+        _ request: APNsRequest, apnsID: String?, timeout: Duration?, completion: @escaping @Sendable (Result<APNsResponse, APNsClientError>) -> Void
+    ) {
+        Task {
+            let result = await perform(RequestHead(headers: request.headers), body: request.buffer, on: pool, apnsID: apnsID, token: request.headers.deviceToken, timeout: timeout)
+            completion(result.map { Self.response($0, apnsID: apnsID) })
+        }
+    }
+
+    /// The end of a request sent by ``send(_:timeout:completion:)``: its place is free, it is
+    /// counted, and its caller is told.
+    private func finish(
+        _ result: Result<(Answer, Int), APNsClientError>, started: NIODeadline, token: DeviceToken?, apnsID: String?,
+        completion: @Sendable (Result<APNsResponse, APNsClientError>) -> Void
+    ) {
+        metrics.requestEnded()
+        limiter.release()
+        record(result, started: started, token: token)
+        completion(result.map { Self.response($0, apnsID: apnsID) })
     }
 
     /// Sends one request to many devices; the results come as they arrive, one per token.
@@ -246,86 +322,122 @@ public final class APNsClient: Sendable {
             limiter.release()
         }
         metrics.sent.increment()
-        let policy = configuration.retry
-        var attempts = 0
-        var unsent = 0
-        var refreshedToken = false
-        var lastFailure = AttemptFailure.notSent("no attempt was made")
-        let result: Result<(Answer, Int), APNsClientError>
-        attemptLoop: while true {
-            if NIODeadline.now() >= deadline {
-                result = .failure(deadlineError(apnsID: apnsID, attempts: attempts, last: lastFailure, limit: limit))
-                break
-            }
-            let outcome: AttemptOutcome
-            do {
-                let connection = try await pool.lease(deadline: deadline)
-                attempts += 1
-                outcome = await connection.perform(head, body: body, deadline: deadline)
-            } catch {
-                attempts += 1
-                outcome = .failed(error)
-            }
-            switch outcome {
-            case .answered(let answer, let usedToken):
-                if (200..<300).contains(answer.status) {
-                    result = .success((answer, attempts))
-                    break attemptLoop
-                }
-                let error = rejection(answer, apnsID: apnsID, attempts: attempts)
-                if error.reason == .expiredProviderToken, !refreshedToken, let shared = self.token, let usedToken {
-                    // Once per request: a new token (shared by every request that failed with
-                    // the same one), never the refused one again, then another attempt.
-                    refreshedToken = true
-                    shared.reject(usedToken)
-                    metrics.retries.increment()
-                    continue attemptLoop
-                }
-                if [429, 500, 503].contains(answer.status), attempts < policy.maximumAttempts,
-                   await backoff(attempt: attempts, deadline: deadline) {
-                    metrics.retries.increment()
-                    lastFailure = .notSent(error.message)
-                    continue attemptLoop
-                }
-                result = .failure(error)
-                break attemptLoop
-            case .failed(let failure):
-                lastFailure = failure
-                switch failure {
-                case .deadline:
-                    result = .failure(deadlineError(apnsID: apnsID, attempts: attempts, last: failure, limit: limit))
-                    break attemptLoop
-                case .notSent:
-                    // Not processed by the server (above a GOAWAY's last-stream-id, refused):
-                    // always safe to send again, and not counted as an attempt. The first few go
-                    // again at once, on another connection; then after a growing pause, so a
-                    // server going away again and again is not stormed, until the deadline.
-                    unsent += 1
-                    attempts -= 1
-                    if unsent <= Self.immediateResends {
-                        metrics.retries.increment()
-                        continue attemptLoop
-                    }
-                    if await backoff(attempt: unsent - Self.immediateResends, deadline: deadline) {
-                        metrics.retries.increment()
-                        continue attemptLoop
-                    }
-                case .connectionLost, .reset, .connectFailed:
-                    if attempts < policy.maximumAttempts, await backoff(attempt: attempts, deadline: deadline) {
-                        metrics.retries.increment()
-                        continue attemptLoop
-                    }
-                }
-                let connection: ConnectionFailure? = if case .connectFailed(let why) = failure { why } else { nil }
-                let tries = "\(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s")"
-                result = .failure(APNsClientError(
-                    kind: .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
-                    connectionFailure: connection, message: connection.map { "\($0) (\(tries))" } ?? "no answer after \(tries): \(failure)"))
-                break attemptLoop
-            }
-        }
+        let result = await attempts(head, body: body, on: pool, apnsID: apnsID, deadline: deadline, limit: limit)
         record(result, started: started, token: token)
         return result
+    }
+
+    /// Where a request stands between its attempts: what the retry policy reads.
+    struct Attempts {
+        /// Attempts made (those the server did not process are not counted).
+        var made = 0
+        /// Attempts the server did not process.
+        var unsent = 0
+        /// Whether a refused provider token was replaced once already.
+        var refreshedToken = false
+        var lastFailure = AttemptFailure.notSent("no attempt was made")
+    }
+
+    /// What the retry policy makes of an attempt's outcome.
+    enum NextStep {
+        /// The request's outcome.
+        case finished(Result<(Answer, Int), APNsClientError>)
+        /// Another attempt, now.
+        case again
+        /// Another attempt after the backoff for `attempt`; `otherwise` when that would pass
+        /// the deadline.
+        case backOff(attempt: Int, otherwise: Result<(Answer, Int), APNsClientError>)
+    }
+
+    /// Attempts until an outcome: from the first, or after one made already (`after`: the
+    /// step its outcome gave, and the attempts so far).
+    func attempts(
+        _ head: RequestHead, body: ByteBuffer, on pool: ConnectionPool, apnsID: String?, deadline: NIODeadline, limit: Duration,
+        after first: (step: NextStep, attempts: Attempts)? = nil
+    ) async -> Result<(Answer, Int), APNsClientError> {
+        var attempts = first?.attempts ?? Attempts()
+        var given = first?.step
+        while true {
+            let step: NextStep
+            if let next = given {
+                step = next
+                given = nil
+            } else {
+                if NIODeadline.now() >= deadline {
+                    return .failure(deadlineError(apnsID: apnsID, attempts: attempts.made, last: attempts.lastFailure, limit: limit))
+                }
+                let outcome: AttemptOutcome
+                do {
+                    let connection = try await pool.lease(deadline: deadline)
+                    attempts.made += 1
+                    outcome = await connection.perform(head, body: body, deadline: deadline)
+                } catch {
+                    attempts.made += 1
+                    outcome = .failed(error)
+                }
+                step = nextStep(after: outcome, &attempts, apnsID: apnsID, limit: limit)
+            }
+            switch step {
+            case .finished(let result):
+                return result
+            case .again:
+                metrics.retries.increment()
+            case .backOff(let attempt, let otherwise):
+                guard await backoff(attempt: attempt, deadline: deadline) else { return otherwise }
+                metrics.retries.increment()
+            }
+        }
+    }
+
+    /// The retry policy, in one place: what an attempt's outcome makes of the request.
+    func nextStep(after outcome: AttemptOutcome, _ attempts: inout Attempts, apnsID: String?, limit: Duration) -> NextStep {
+        let policy = configuration.retry
+        switch outcome {
+        case .answered(let answer, let usedToken):
+            if (200..<300).contains(answer.status) { return .finished(.success((answer, attempts.made))) }
+            let error = rejection(answer, apnsID: apnsID, attempts: attempts.made)
+            if error.reason == .expiredProviderToken, !attempts.refreshedToken, let shared = self.token, let usedToken {
+                // Once per request: a new token (shared by every request that failed with the
+                // same one), never the refused one again, then another attempt.
+                attempts.refreshedToken = true
+                shared.reject(usedToken)
+                return .again
+            }
+            if [429, 500, 503].contains(answer.status), attempts.made < policy.maximumAttempts {
+                attempts.lastFailure = .notSent(error.message)
+                return .backOff(attempt: attempts.made, otherwise: .failure(error))
+            }
+            return .finished(.failure(error))
+        case .failed(let failure):
+            attempts.lastFailure = failure
+            switch failure {
+            case .deadline:
+                return .finished(.failure(deadlineError(apnsID: apnsID, attempts: attempts.made, last: failure, limit: limit)))
+            case .notSent:
+                // Not processed by the server (above a GOAWAY's last-stream-id, refused): always
+                // safe to send again, and not counted as an attempt. The first few go again at
+                // once, on another connection; then after a growing pause, so a server going
+                // away again and again is not stormed, until the deadline.
+                attempts.unsent += 1
+                attempts.made -= 1
+                if attempts.unsent <= Self.immediateResends { return .again }
+                return .backOff(attempt: attempts.unsent - Self.immediateResends, otherwise: connectionError(failure, attempts: attempts.made, apnsID: apnsID))
+            case .connectionLost, .reset, .connectFailed:
+                if attempts.made < policy.maximumAttempts {
+                    return .backOff(attempt: attempts.made, otherwise: connectionError(failure, attempts: attempts.made, apnsID: apnsID))
+                }
+                return .finished(connectionError(failure, attempts: attempts.made, apnsID: apnsID))
+            }
+        }
+    }
+
+    /// The outcome of a request whose last attempt got no answer.
+    private func connectionError(_ failure: AttemptFailure, attempts: Int, apnsID: String?) -> Result<(Answer, Int), APNsClientError> {
+        let connection: ConnectionFailure? = if case .connectFailed(let why) = failure { why } else { nil }
+        let tries = "\(max(attempts, 1)) attempt\(attempts == 1 ? "" : "s")"
+        return .failure(APNsClientError(
+            kind: .connectionFailed, apnsID: apnsID, attempts: max(attempts, 1),
+            connectionFailure: connection, message: connection.map { "\($0) (\(tries))" } ?? "no answer after \(tries): \(failure)"))
     }
 
     /// How many times a request the server did not process is sent again at once, before the

@@ -28,7 +28,21 @@ struct Attempt {
     var head: RequestHead
     var body: ByteBuffer
     var deadline: NIODeadline
-    var continuation: UnsafeContinuation<AttemptOutcome, Never>
+    var completion: AttemptCompletion
+}
+
+/// Who hears how an attempt ended, once: a task waiting for it, or a function the connection
+/// calls on its event loop (no task to wake; it must not block).
+enum AttemptCompletion: Sendable {
+    case resume(UnsafeContinuation<AttemptOutcome, Never>)
+    case call(@Sendable (AttemptOutcome) -> Void)
+
+    func callAsFunction(_ outcome: AttemptOutcome) {
+        switch self {
+        case .resume(let continuation): continuation.resume(returning: outcome)
+        case .call(let function): function(outcome)
+        }
+    }
 }
 
 /// What the server said, or why it said nothing.

@@ -179,7 +179,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     /// Takes an attempt (on the event loop). It is written when a stream is free.
     func submit(_ attempt: Attempt) {
         guard context != nil, lifecycle == .opening || lifecycle == .open else {
-            attempt.continuation.resume(returning: .failed(.notSent(lifecycle == .closed ? closeReason : "the connection is going away")))
+            attempt.completion(.failed(.notSent(lifecycle == .closed ? closeReason : "the connection is going away")))
             gauge.load.subtract(1, ordering: .relaxed)
             return
         }
@@ -303,11 +303,12 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
-    /// Ends an attempt once: resumes its task and frees its place in the load.
+    /// Ends an attempt once: resumes its task (or calls its completion) and frees its place in
+    /// the load.
     private func finish(_ id: Int, _ outcome: AttemptOutcome) {
         guard let entry = pending.removeValue(forKey: id) else { return }
         gauge.load.subtract(1, ordering: .relaxed)
-        entry.attempt.continuation.resume(returning: outcome)
+        entry.attempt.completion(outcome)
     }
 
     /// Ends the attempts whose deadline has passed (run every ``sweepInterval``): a timer per

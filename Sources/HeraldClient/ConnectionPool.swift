@@ -21,10 +21,19 @@ final class PooledConnection: Sendable {
     /// Sends one attempt and waits for its outcome. The caller has counted it in the load.
     func perform(_ head: RequestHead, body: ByteBuffer, deadline: NIODeadline) async -> AttemptOutcome {
         await withUnsafeContinuation { continuation in
-            let attempt = Attempt(head: head, body: body, deadline: deadline, continuation: continuation)
-            let handler = self.handler
-            channel.eventLoop.execute { handler.value.submit(attempt) }
+            submit(Attempt(head: head, body: body, deadline: deadline, completion: .resume(continuation)))
         }
+    }
+
+    /// Sends one attempt; `completion` is called with its outcome on the connection's event
+    /// loop. The caller has counted it in the load.
+    func submit(_ head: RequestHead, body: ByteBuffer, deadline: NIODeadline, completion: @escaping @Sendable (AttemptOutcome) -> Void) {
+        submit(Attempt(head: head, body: body, deadline: deadline, completion: .call(completion)))
+    }
+
+    private func submit(_ attempt: Attempt) {
+        let handler = self.handler
+        channel.eventLoop.execute { handler.value.submit(attempt) }
     }
 
     func drainAndClose() {
@@ -67,6 +76,54 @@ final class ConnectionPool: Sendable {
         self.metrics = metrics
     }
 
+    /// What a request does for a connection now.
+    private enum Step {
+        case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: ConnectionFailure, fatal: Bool), fail(String)
+    }
+
+    /// The connection to use now (the least loaded usable one, preferring one with a free
+    /// stream, opening another when that helps), or what to do instead.
+    private func nextStep(now: NIODeadline) -> Step {
+        state.withLock { state in
+            if state.shutDown { return .fail("the client is shut down") }
+            state.connections.removeAll { !$0.gauge.open.load(ordering: .relaxed) }
+            var best: PooledConnection?
+            var bestLoad = Int.max
+            var bestFree = false
+            for connection in state.connections where connection.gauge.usable.load(ordering: .relaxed) {
+                let load = connection.gauge.load.load(ordering: .relaxed)
+                let free = load < connection.gauge.capacity.load(ordering: .relaxed)
+                if (free && !bestFree) || (free == bestFree && load < bestLoad) {
+                    best = connection
+                    bestLoad = load
+                    bestFree = free
+                }
+            }
+            let usableCount = state.connections.count { $0.gauge.usable.load(ordering: .relaxed) }
+            if (best == nil || !bestFree), usableCount + state.opening.count < configuration.maximumConnections {
+                if state.breaker.mayConnect(now: now, opening: state.opening.count) {
+                    state.opening.append(open())
+                }
+            }
+            if let best {
+                best.gauge.load.add(1, ordering: .relaxed)
+                return .use(best)
+            }
+            if let opening = state.opening.first { return .wait(opening) }
+            return .backOff(
+                until: state.breaker.retryAt ?? now,
+                lastError: state.breaker.lastError ?? ConnectionFailure(cause: .closed, endpoint: "\(endpoint.host):\(endpoint.port)", detail: ""),
+                fatal: state.breaker.lastErrorIsFatal)
+        }
+    }
+
+    /// A connection to use at once, if one is open and usable; `nil` when the caller would
+    /// have to wait for one (``lease(deadline:)`` waits).
+    func leaseNow() -> PooledConnection? {
+        if case .use(let connection) = nextStep(now: NIODeadline.now()) { return connection }
+        return nil
+    }
+
     /// A connection for one attempt, counted in its load: the least loaded usable one, with a new
     /// connection opened when all are at the server's stream limit and the maximum allows.
     ///
@@ -75,42 +132,7 @@ final class ConnectionPool: Sendable {
     /// request waits for that attempt (up to its own deadline) instead of opening its own.
     func lease(deadline: NIODeadline) async throws(AttemptFailure) -> PooledConnection {
         while true {
-            enum Step {
-                case use(PooledConnection), wait(EventLoopFuture<PooledConnection>), backOff(until: NIODeadline, lastError: ConnectionFailure, fatal: Bool), fail(String)
-            }
-            let now = NIODeadline.now()
-            let step: Step = state.withLock { state in
-                if state.shutDown { return .fail("the client is shut down") }
-                state.connections.removeAll { !$0.gauge.open.load(ordering: .relaxed) }
-                var best: PooledConnection?
-                var bestLoad = Int.max
-                var bestFree = false
-                for connection in state.connections where connection.gauge.usable.load(ordering: .relaxed) {
-                    let load = connection.gauge.load.load(ordering: .relaxed)
-                    let free = load < connection.gauge.capacity.load(ordering: .relaxed)
-                    if (free && !bestFree) || (free == bestFree && load < bestLoad) {
-                        best = connection
-                        bestLoad = load
-                        bestFree = free
-                    }
-                }
-                let usableCount = state.connections.count { $0.gauge.usable.load(ordering: .relaxed) }
-                if (best == nil || !bestFree), usableCount + state.opening.count < configuration.maximumConnections {
-                    if state.breaker.mayConnect(now: now, opening: state.opening.count) {
-                        state.opening.append(open())
-                    }
-                }
-                if let best {
-                    best.gauge.load.add(1, ordering: .relaxed)
-                    return .use(best)
-                }
-                if let opening = state.opening.first { return .wait(opening) }
-                return .backOff(
-                    until: state.breaker.retryAt ?? now,
-                    lastError: state.breaker.lastError ?? ConnectionFailure(cause: .closed, endpoint: "\(endpoint.host):\(endpoint.port)", detail: ""),
-                    fatal: state.breaker.lastErrorIsFatal)
-            }
-            switch step {
+            switch nextStep(now: NIODeadline.now()) {
             case .use(let connection): return connection
             case .fail(let why): throw .notSent(why)
             case .backOff(let until, let lastError, let fatal):

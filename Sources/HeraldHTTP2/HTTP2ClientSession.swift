@@ -43,7 +43,8 @@ package struct HTTP2ClientSession<Context> {
         case pingAcknowledged
     }
 
-    private struct Stream {
+    @usableFromInline
+    struct Stream {
         var context: Context
         var receiveWindow: Int
         var unacknowledged = 0
@@ -55,20 +56,23 @@ package struct HTTP2ClientSession<Context> {
     private static var defaultFrameSize: Int { FrameLimits.defaultFrameSize }
 
     package let configuration: Configuration
-    private var streams: [Int32: Stream] = [:]
+    @usableFromInline
+    var streams: [Int32: Stream] = [:]
     /// Send windows, and the request bodies they hold back.
     private var outbound = OutboundFlow()
     package private(set) var nextStreamID: Int32 = 1
     private var input: ByteBuffer
     /// An empty buffer that `input` returns to once read, so the read buffers are not held.
     private let empty: ByteBuffer
-    private var output: ByteBuffer
+    @usableFromInline
+    var output: ByteBuffer
     private var encoder = HPACKBlockEncoder()
     private var decoder: HPACKDecoder
     /// A header block waiting for its CONTINUATION frames.
     private var continuing: (stream: Int32, endStream: Bool, block: ByteBuffer)?
     private var receivedSettings = false
-    private var failed = false
+    @usableFromInline
+    var failed = false
 
     private var connectionReceiveWindow = 65_535
     private var connectionUnacknowledged = 0
@@ -115,9 +119,14 @@ package struct HTTP2ClientSession<Context> {
     }
 
     /// Streams open now (they count against the server's limit).
+    @inlinable
     package var openStreamCount: Int { streams.count }
 
     /// Whether the server's limit, its GOAWAY and the stream identifiers allow a new stream.
+    // Inlinable (as the other small getters are): a getter of this generic type called from
+    // another module is not specialized, and a call copied the whole session (its buffers,
+    // tables and streams) to pass it.
+    @inlinable
     package var canOpenStream: Bool {
         !failed && goAwayLastStreamID == nil && streams.count < peerMaximumStreams && nextStreamID < Int32.max - 1
     }
@@ -185,6 +194,7 @@ package struct HTTP2ClientSession<Context> {
     }
 
     /// Whether frames are waiting to be written.
+    @inlinable
     package var hasOutput: Bool { output.readableBytes > 0 }
 
     /// The frames queued since the last call.

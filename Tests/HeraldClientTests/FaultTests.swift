@@ -12,19 +12,21 @@ import Testing
 /// exactly one outcome, and the mock's record agrees with the client's outcomes. One at a time:
 /// each loads the machine, and deadlines are part of what they check.
 @Suite(.serialized) struct FaultTests {
-    @Test func manyRequestsOverFewConnectionsWithinTheStreamLimit() async throws {
+    @Test(arguments: [false, true])
+    func manyRequestsOverFewConnectionsWithinTheStreamLimit(throughCompletions: Bool) async throws {
         let harness = try await ClientHarness.start { $0.maximumConcurrentStreams = 50 }
         defer { Task { await harness.stop() } }
         let client = try harness.client { $0.maximumConnections = 2 }
         let tokens = ClientHarness.tokens(600)
-        let outcomes = await ClientHarness.sendAll(client, to: tokens)
+        let outcomes = await ClientHarness.sendAll(client, to: tokens, throughCompletions: throughCompletions)
         #expect(outcomes.filter { $0.1.failure != nil }.count == 0, "\(outcomes.compactMap { $0.1.failure }.prefix(3))")
         #expect(try await harness.checkAgreement(outcomes, expectedCount: 600) == 0, "no duplicates without faults")
         #expect(client.openConnectionCount <= 2)
         await client.shutdown()
     }
 
-    @Test func goAwayMidFlightLosesNothing() async throws {
+    @Test(arguments: [false, true])
+    func goAwayMidFlightLosesNothing(throughCompletions: Bool) async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
         // After answering, and before answering (the request above last-stream-id is not
@@ -32,7 +34,7 @@ import Testing
         _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown,every=80,times=2"))
         _ = harness.mock.addFault(try FaultRule(parsing: "goaway=Shutdown/before,every=200,times=2"))
         let client = try harness.client { $0.retry = .init(maximumAttempts: 4, initialBackoff: .milliseconds(5)) }
-        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(500))
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(500), throughCompletions: throughCompletions)
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
         let duplicates = try await harness.checkAgreement(outcomes, expectedCount: 500)
@@ -63,13 +65,14 @@ import Testing
         await client.shutdown()
     }
 
-    @Test func resetStreamsAndClosedConnectionsAreRetried() async throws {
+    @Test(arguments: [false, true])
+    func resetStreamsAndClosedConnectionsAreRetried(throughCompletions: Bool) async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
         _ = harness.mock.addFault(try FaultRule(parsing: "reset,every=7,times=20"))
         _ = harness.mock.addFault(try FaultRule(parsing: "close,every=90,times=3"))
         let client = try harness.client { $0.retry = .init(maximumAttempts: 5, initialBackoff: .milliseconds(5)) }
-        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(600))
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(600), throughCompletions: throughCompletions)
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
         let duplicates = try await harness.checkAgreement(outcomes, expectedCount: 600)
@@ -101,6 +104,36 @@ import Testing
         await client.shutdown()
     }
 
+    /// The completion-handler `send` follows the same policy as `outcome(of:)`: an answer to
+    /// retry goes on in a task, and the completion is called once, with the request's outcome.
+    @Test func completionsFollowTheRetryPolicy() async throws {
+        let harness = try await ClientHarness.start()
+        defer { Task { await harness.stop() } }
+        let tokens = ClientHarness.tokens(4)
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=503/ServiceUnavailable,token=\(tokens[0].hex),times=2"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "status=500/InternalServerError,token=\(tokens[1].hex),times=5"))
+        _ = harness.mock.addFault(try FaultRule(parsing: "hang,token=\(tokens[2].hex)"))
+        let client = try harness.client { $0.retry = .init(maximumAttempts: 3, initialBackoff: .milliseconds(10)) }
+        func completion(_ token: DeviceToken, timeout: Duration? = nil) async -> Result<APNsResponse, APNsClientError> {
+            await withCheckedContinuation { done in client.send(ClientHarness.request(to: token), timeout: timeout) { done.resume(returning: $0) } }
+        }
+        let retried = try await completion(tokens[0]).get()
+        #expect(retried.status == 200 && retried.attempts == 3)
+        let refused = try #require(await completion(tokens[1]).failure)
+        #expect(refused.reason == .internalServerError && refused.attempts == 3, "\(refused)")
+        let silent = try #require(await completion(tokens[2], timeout: .seconds(1)).failure)
+        #expect(silent.kind == .deadlineExceeded, "\(silent)")
+        let plain = try await completion(tokens[3]).get()
+        #expect(plain.attempts == 1)
+        var query = NotificationQuery()
+        query.token = tokens[0].hex
+        let attempts = try await harness.mock.notifications(query)
+        #expect(attempts.count == 3 && Set(attempts.compactMap(\.apnsID)) == [retried.apnsID], "each attempt carries the request's apns-id")
+        await client.shutdown()
+        let late = await completion(tokens[3])
+        #expect(late.failure?.kind == .shutDown, "\(late)")
+    }
+
     @Test func deadlineFiresWhenTheServerStopsAnswering() async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
@@ -119,12 +152,13 @@ import Testing
         await client.shutdown()
     }
 
-    @Test func loweredStreamLimitMidRunIsRespected() async throws {
+    @Test(arguments: [false, true])
+    func loweredStreamLimitMidRunIsRespected(throughCompletions: Bool) async throws {
         let harness = try await ClientHarness.start()
         defer { Task { await harness.stop() } }
         _ = harness.mock.addFault(try FaultRule(parsing: "max-streams=3,every=100,times=1"))
         let client = try harness.client { $0.maximumConnections = 1 }
-        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(800))
+        let outcomes = await ClientHarness.sendAll(client, to: ClientHarness.tokens(800), throughCompletions: throughCompletions)
         let failures = outcomes.compactMap { $0.1.failure }
         #expect(failures.count == 0, "\(failures.prefix(3))")
         try await harness.checkAgreement(outcomes, expectedCount: 800)

@@ -83,8 +83,33 @@ package struct ClientHarness {
     }
 
     /// Sends to every token at once (as many tasks), and returns each token's outcome.
-    package static func sendAll(_ client: APNsClient, to tokens: [DeviceToken]) async -> [(DeviceToken, Result<APNsResponse, APNsClientError>)] {
-        await withTaskGroup(of: (DeviceToken, Result<APNsResponse, APNsClientError>).self) { group in
+    /// Sends to every token at once: through ``APNsClient/outcome(of:timeout:)`` in a task each,
+    /// or (`throughCompletions`) through the completion-handler `send`, every completion kept,
+    /// so that one called twice shows as a second outcome.
+    package static func sendAll(
+        _ client: APNsClient, to tokens: [DeviceToken], throughCompletions: Bool = false
+    ) async -> [(DeviceToken, Result<APNsResponse, APNsClientError>)] {
+        if throughCompletions {
+            let collected = Mutex<(results: [(DeviceToken, Result<APNsResponse, APNsClientError>)], waiter: CheckedContinuation<Void, Never>?)>(([], nil))
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                collected.withLock { $0.waiter = done }
+                for token in tokens {
+                    client.send(request(to: token)) { result in
+                        let waiter = collected.withLock { state -> CheckedContinuation<Void, Never>? in
+                            state.results.append((token, result))
+                            guard state.results.count == tokens.count else { return nil }
+                            defer { state.waiter = nil }
+                            return state.waiter
+                        }
+                        waiter?.resume()
+                    }
+                }
+            }
+            // A completion called twice would come soon after the last: it is waited for.
+            try? await Task.sleep(for: .milliseconds(200))
+            return collected.withLock { $0.results }
+        }
+        return await withTaskGroup(of: (DeviceToken, Result<APNsResponse, APNsClientError>).self) { group in
             for token in tokens {
                 group.addTask { (token, await client.outcome(of: request(to: token))) }
             }

@@ -32,7 +32,7 @@ final class AppGate: Sendable {
     func enter() async -> Bool {
         // Nearly always answered at once: without a continuation (a checked one is an
         // allocation a delivery).
-        if let answer = state.withLock({ admit(&$0) }) { return answer }
+        if let answer = enterNow() { return answer }
         return await withCheckedContinuation { continuation in
             let answer = state.withLock { state -> Bool? in
                 if let answer = admit(&state) { return answer }
@@ -41,6 +41,12 @@ final class AppGate: Sendable {
             }
             if let answer { continuation.resume(returning: answer) }
         }
+    }
+
+    /// ``enter()`` without waiting: `true` (a place, to be left) or `false` (paused) at once, or
+    /// `nil` when it would wait.
+    func enterNow() -> Bool? {
+        state.withLock { admit(&$0) }
     }
 
     /// `false` while paused, `true` (one more in flight) when there is a place, `nil` to wait.

@@ -315,13 +315,69 @@ final class Dispatcher: Sendable {
             ready.append((delivery, ticket, token, sending))
         }
         finishedSending(claimed.count - ready.count)
-        guard !ready.isEmpty else { return }
+        // Nearly every delivery can go at once (no rate limit to wait for, the app's gate open,
+        // the lease long enough): it is handed to the client, whose answer is taken on the
+        // connection's event loop, with no task of its own. The others wait in a task each.
+        var waiting: [(delivery: ClaimedDelivery, ticket: Int, token: DeviceToken, sending: Sending)] = []
+        for item in ready {
+            switch sendsNow(item.delivery, ticket: item.ticket, with: item.sending) {
+            case true?: send(item.delivery, ticket: item.ticket, token: item.token, with: item.sending)
+            case false?: finishedSending(1)
+            case nil: waiting.append(item)
+            }
+        }
+        guard !waiting.isEmpty else { return }
         await withDiscardingTaskGroup { group in
-            for (delivery, ticket, token, sending) in ready {
+            for (delivery, ticket, token, sending) in waiting {
                 group.addTask {
                     await self.send(delivery, ticket: ticket, token: token, with: sending, claimedAt: claimedAt)
                     self.finishedSending(1)
                 }
+            }
+        }
+    }
+
+    /// Whether a delivery may be sent at once: `true` (it holds a place at its app's gate and
+    /// the fence's permission), `false` (given back: stopping, paused, or its lease lost), or
+    /// `nil` when it would have to wait (a rate limit, a closed gate, a lease too short, a span
+    /// to carry).
+    private func sendsNow(_ delivery: ClaimedDelivery, ticket: Int, with sending: Sending) -> Bool? {
+        let entry = sending.entry
+        guard tracer == nil, entry.limiter == nil, !isStopping else { return nil }
+        switch entry.gate.enterNow() {
+        case nil: return nil
+        case false?:
+            giveBack((delivery.id, ticket), reason: entry.pausedReason.map(Self.waiting))
+            return false
+        case true?: break
+        }
+        switch held.permission(delivery.id, ticket: ticket, now: .now, needed: sendAllowance) {
+        case .send:
+            return true
+        case .lost:
+            entry.gate.leave(accepted: false)
+            giveBack((delivery.id, ticket))
+            return false
+        case .wait:
+            entry.gate.leave(accepted: false)
+            return nil
+        }
+    }
+
+    /// Sends a delivery that may go at once (``sendsNow(_:ticket:with:)``); its answer is taken
+    /// where it arrives.
+    private func send(_ delivery: ClaimedDelivery, ticket: Int, token: DeviceToken, with sending: Sending) {
+        let started = ContinuousClock.now
+        sending.entry.client.send(request(delivery, token: token, job: sending.job), timeout: configuration.requestTimeout) { result in
+            var span: Span?
+            guard let failure = self.received(result, delivery, ticket: ticket, with: sending, elapsed: ContinuousClock.now - started, span: &span) else {
+                return self.finishedSending(1)
+            }
+            // Rare (the app's credentials or server failed): the pause is awaited before the
+            // gate is left, in a task the stop waits for (it holds this delivery's count).
+            Task {
+                await self.pause(for: failure, delivery, ticket: ticket, with: sending, span: &span)
+                self.finishedSending(1)
             }
         }
     }
@@ -371,21 +427,42 @@ final class Dispatcher: Sendable {
         } else {
             result = await entry.client.outcome(of: request(delivery, token: token, job: sending.job), timeout: configuration.requestTimeout)
         }
+        if let failure = received(result, delivery, ticket: ticket, with: sending, elapsed: ContinuousClock.now - started, span: &span) {
+            await pause(for: failure, delivery, ticket: ticket, with: sending, span: &span)
+        }
+    }
+
+    /// A send's answer: counted, the hold marked sent, and what it makes of the delivery, the
+    /// gate left. Returns the failure of the app's credentials or server that the answer was,
+    /// if it was one: then the caller pauses the app (``pause(for:_:ticket:with:span:)``),
+    /// which also leaves the gate.
+    private func received(
+        _ result: Result<APNsResponse, APNsClientError>, _ delivery: ClaimedDelivery, ticket: Int, with sending: Sending, elapsed: Duration,
+        span: inout Span?
+    ) -> AppFailure? {
+        let gate = sending.entry.gate
         span?.note(result)
-        metrics.sent(delivery.app, elapsed: ContinuousClock.now - started)
+        metrics.sent(delivery.app, elapsed: elapsed)
         held.finished(delivery.id, ticket: ticket)
         guard case .failure = result else {
-            entry.gate.leave(accepted: true)
-            return answered(result, delivery, ticket: ticket, with: sending, span: &span)
+            gate.leave(accepted: true)
+            answered(result, delivery, ticket: ticket, with: sending, span: &span)
+            return nil
         }
-        // A failure leaves the gate after the app is paused (if it is to be), so that nobody
-        // waiting is let through with credentials that were just refused.
-        defer { entry.gate.leave(accepted: false) }
-        if let failure = AppFailure.of(result, app: entry.app, usesAppTopic: sending.usesAppTopic) {
-            await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
-            return paused(by: failure, delivery, ticket: ticket, with: sending, span: &span)
-        }
+        if let failure = AppFailure.of(result, app: sending.entry.app, usesAppTopic: sending.usesAppTopic) { return failure }
         answered(result, delivery, ticket: ticket, with: sending, span: &span)
+        gate.leave(accepted: false)
+        return nil
+    }
+
+    /// The app's credentials or server failed, not the device: the app is paused, the delivery
+    /// waits for it (``paused(by:_:ticket:with:span:)``), and only then is the gate left, so
+    /// that nobody waiting at it is let through with credentials just refused.
+    private func pause(for failure: AppFailure, _ delivery: ClaimedDelivery, ticket: Int, with sending: Sending, span: inout Span?) async {
+        let entry = sending.entry
+        await pause(entry.app.id, version: entry.updatedAt, app: entry.app, failure: failure)
+        paused(by: failure, delivery, ticket: ticket, with: sending, span: &span)
+        entry.gate.leave(accepted: false)
     }
 
     /// The request a delivery sends: its job's (in its language) to its device, with its own
