@@ -27,13 +27,22 @@ package final class CounterFamily: Sendable {
     }
 
     private func increment(_ values: [String], by amount: Int64) {
+        counter(values).increment(by: amount)
+    }
+
+    /// The counter for `values`, one for each dimension in order: for a caller that counts on it
+    /// many times.
+    package func counter(_ values: String...) -> Counter {
+        counter(values)
+    }
+
+    private func counter(_ values: [String]) -> Counter {
         precondition(values.count == dimensions.count, "\(label) has \(dimensions.count) dimensions")
-        let counter = counters.withLock { counters in
+        return counters.withLock { counters in
             if let counter = counters[values] { return counter }
             let counter = Counter(label: label, dimensions: Array(zip(dimensions, values)), factory: factory)
             counters[values] = counter
             return counter
         }
-        counter.increment(by: amount)
     }
 }

@@ -214,10 +214,13 @@ final class Dispatcher: Sendable {
         let entry: AppDirectory.Entry
         /// Whether the job's topic is the app's own (an app-level failure then pauses the app).
         let usesAppTopic: Bool
+        /// Where the app's sends are counted.
+        let meter: GatewayMetrics.SendMeter
 
-        init(job: JobCache.Content, entry: AppDirectory.Entry) {
+        init(job: JobCache.Content, entry: AppDirectory.Entry, meter: GatewayMetrics.SendMeter) {
             self.job = job
             self.entry = entry
+            self.meter = meter
             let headers = job.request.headers
             usesAppTopic = headers.topic == entry.app.topic(for: headers.pushType ?? .alert)
         }
@@ -310,7 +313,7 @@ final class Dispatcher: Sendable {
                 continue
             }
             let key = delivery.job + "\u{0}" + delivery.app
-            let sending = sendings[key] ?? Sending(job: job, entry: entry)
+            let sending = sendings[key] ?? Sending(job: job, entry: entry, meter: metrics.sendMeter(delivery.app))
             sendings[key] = sending
             ready.append((delivery, ticket, token, sending))
         }
@@ -442,7 +445,7 @@ final class Dispatcher: Sendable {
     ) -> AppFailure? {
         let gate = sending.entry.gate
         span?.note(result)
-        metrics.sent(delivery.app, elapsed: elapsed)
+        sending.meter.sent(elapsed: elapsed)
         held.finished(delivery.id, ticket: ticket)
         guard case .failure = result else {
             gate.leave(accepted: true)

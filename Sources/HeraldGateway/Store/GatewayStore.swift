@@ -412,20 +412,37 @@ struct StoredDelivery: Sendable, Equatable {
     var lastReason: String? = nil
 }
 
-/// A delivery a worker holds.
-struct ClaimedDelivery: Sendable, Equatable {
-    var id: Int64
-    var job: String
-    var app: String
-    var token: String
-    var apnsID: String
+/// A delivery a worker holds. A class: it goes from the claim to its send, its answer and its
+/// outcome, and a copy of its five strings at each step cost more than a reference.
+final class ClaimedDelivery: Sendable, Equatable {
+    let id: Int64
+    let job: String
+    let app: String
+    let token: String
+    let apnsID: String
     /// Attempts made so far, this one included.
-    var attempts: Int
+    let attempts: Int
     /// Which of the job's payloads it gets (0: the job's own; else a language's).
-    var variant: Int = 0
+    let variant: Int
     /// Why its last attempt did not end it (APNs' reason, or the connection's failure), if it
     /// was tried before.
-    var lastReason: String? = nil
+    let lastReason: String?
+
+    init(id: Int64, job: String, app: String, token: String, apnsID: String, attempts: Int, variant: Int = 0, lastReason: String? = nil) {
+        self.id = id
+        self.job = job
+        self.app = app
+        self.token = token
+        self.apnsID = apnsID
+        self.attempts = attempts
+        self.variant = variant
+        self.lastReason = lastReason
+    }
+
+    static func == (lhs: ClaimedDelivery, rhs: ClaimedDelivery) -> Bool {
+        (lhs.id, lhs.job, lhs.app, lhs.token, lhs.apnsID, lhs.attempts) == (rhs.id, rhs.job, rhs.app, rhs.token, rhs.apnsID, rhs.attempts)
+            && lhs.variant == rhs.variant && lhs.lastReason == rhs.lastReason
+    }
 }
 
 /// What became of one delivery.

@@ -137,14 +137,30 @@ final class GatewayMetrics: Sendable {
 
     /// One attempt sent for `app`, answered after `elapsed`.
     func sent(_ app: String, elapsed: Duration) {
-        sends.increment(app)
+        sendMeter(app).sent(elapsed: elapsed)
+    }
+
+    /// The instruments that count `app`'s attempts, for a caller that sends many (looked up once).
+    func sendMeter(_ app: String) -> SendMeter {
         let timer = timers.withLock { timers in
             if let timer = timers[app] { return timer }
             let timer = CoreMetrics.Timer(label: "herald_gateway_send_seconds", dimensions: [("app", app)], factory: factory)
             timers[app] = timer
             return timer
         }
-        timer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        return SendMeter(count: sends.counter(app), timer: timer)
+    }
+
+    /// One app's attempts: their count and how long each took to be answered.
+    struct SendMeter: Sendable {
+        let count: CoreMetrics.Counter
+        let timer: CoreMetrics.Timer
+
+        /// One attempt sent, answered after `elapsed`.
+        func sent(elapsed: Duration) {
+            count.increment()
+            timer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        }
     }
 
     /// Whether `app` is paused now.
