@@ -198,10 +198,17 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
         }
     }
 
+    /// Reads the session where it is stored: a getter called on the property itself copied the
+    /// whole session first (its tables, buffers and streams, a retain and a release each), once
+    /// per stream opened and per flush.
+    private func inPlace<T>(_ read: (inout HTTP2ClientSession<Pending>) -> T) -> T {
+        read(&session)
+    }
+
     /// Opens streams for waiting attempts while the server allows.
     private func startWaiting() {
         guard context != nil, lifecycle == .open else { return }
-        while session.canOpenStream, let id = waiting.popFirst() {
+        while inPlace({ $0.canOpenStream }), let id = waiting.popFirst() {
             guard let entry = pending[id] else { continue }  // expired while waiting
             var bearer: String?
             if let shared = settings.token {
@@ -280,7 +287,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Writes and flushes what the session queued, once per event-loop tick.
     private func scheduleFlush() {
-        guard !flushScheduled, let context, session.hasOutput else { return }
+        guard !flushScheduled, let context, inPlace({ $0.hasOutput }) else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute {
@@ -291,7 +298,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
     }
 
     private func flushNow() {
-        guard let context, session.hasOutput else { return }
+        guard let context, inPlace({ $0.hasOutput }) else { return }
         context.writeAndFlush(wrapOutboundOut(session.takeOutput()), promise: nil)
     }
 
@@ -553,7 +560,7 @@ final class APNsClientConnectionHandler: ChannelInboundHandler, @unchecked Senda
 
     /// Closes a retired connection once its streams have ended, after telling the server.
     private func closeIfDrained() {
-        guard case .draining = lifecycle, session.openStreamCount == 0, let context else { return }
+        guard case .draining = lifecycle, inPlace({ $0.openStreamCount }) == 0, let context else { return }
         lifecycle = .closed
         session.goAway(code: .noError)
         flushAndClose(context)
