@@ -120,3 +120,30 @@ extension GatewayStoreContractTests {
         #expect(summary.open == open && (summary.finishedAt != nil) == (open == 0), "step \(step), job \(job): open \(summary.open), finished \(summary.finishedAt as Any)")
     }
 }
+
+/// The moves a statement collects (`StateChanges`, which counts runs of one job's moves before
+/// adding them) add up to what counting every move one by one gives.
+@Test func stateChangesAddUpLikeMovesCountedOneByOne() {
+    var generator = SystemRandomNumberGenerator()
+    let jobs: [String?] = ["job-a", "job-b", "job-c", nil]
+    let states = DeliveryState.allCases
+    for _ in 0..<2_000 {
+        var changes = SQLGatewayStore.StateChanges()
+        var expected: [String: [DeliveryState: Int]] = [:]
+        var job = jobs.randomElement(using: &generator)!
+        for _ in 0..<Int.random(in: 0..<60, using: &generator) {
+            // Mostly runs of one job, as a batch's rows come; sometimes another, or none.
+            if Int.random(in: 0..<5, using: &generator) == 0 { job = jobs.randomElement(using: &generator)! }
+            let old = states.randomElement(using: &generator)!
+            let new = Int.random(in: 0..<8, using: &generator) == 0 ? nil : states.randomElement(using: &generator)!
+            changes.move(job, from: old, to: new)
+            if let job, let new, old != new {
+                expected[job, default: [:]][old, default: 0] -= 1
+                expected[job, default: [:]][new, default: 0] += 1
+            }
+        }
+        let counted = changes.jobs.mapValues { $0.filter { $0.value != 0 } }.filter { !$0.value.isEmpty }
+        #expect(counted == expected.mapValues { $0.filter { $0.value != 0 } }.filter { !$0.value.isEmpty })
+    }
+}
+

@@ -432,13 +432,33 @@ final class SQLGatewayStore: GatewayStore {
     /// row only while holding delivery rows nobody holding a job's row waits for, and never
     /// deadlock (PostgreSQL would end one of a pair with 40P01).
     struct StateChanges {
-        private(set) var jobs: [String: [DeliveryState: Int]] = [:]
+        private var counted: [String: [DeliveryState: Int]] = [:]
+        /// The moves of one job from one state to another in a row, counted before they are
+        /// added to `counted`: a batch's rows come mostly in runs of one job, and each addition
+        /// hashes the job's id twice.
+        private var run: (job: String, from: DeliveryState, to: DeliveryState, count: Int)?
+
+        /// Each job's moves: the change of its count in each state.
+        var jobs: [String: [DeliveryState: Int]] {
+            var jobs = counted
+            if let run { Self.add(run, to: &jobs) }
+            return jobs
+        }
 
         /// One delivery of `job` (`nil`: a row read without its job, ignored) went from `old` to `new`.
         mutating func move(_ job: String?, from old: DeliveryState, to new: DeliveryState?) {
             guard let job, let new, old != new else { return }
-            jobs[job, default: [:]][old, default: 0] -= 1
-            jobs[job, default: [:]][new, default: 0] += 1
+            if let current = run, current.from == old, current.to == new, current.job == job {
+                run?.count += 1
+                return
+            }
+            if let run { Self.add(run, to: &counted) }
+            run = (job, old, new, 1)
+        }
+
+        private static func add(_ run: (job: String, from: DeliveryState, to: DeliveryState, count: Int), to jobs: inout [String: [DeliveryState: Int]]) {
+            jobs[run.job, default: [:]][run.from, default: 0] -= run.count
+            jobs[run.job, default: [:]][run.to, default: 0] += run.count
         }
     }
 
