@@ -44,8 +44,9 @@ import Testing
         #expect(connections.lastValue == Double(client.openConnectionCount) && client.openConnectionCount >= 1)
 
         await client.shutdown()
-        // The pool's connections close as the client shuts down; the gauge follows.
-        for _ in 0..<100 where connections.lastValue != 0 { try await Task.sleep(for: .milliseconds(20)) }
+        // The pool's connections close as the client shuts down; the gauge follows (within 10 s:
+        // under the whole suite's load a close took over the 2 s this once allowed).
+        for _ in 0..<500 where connections.lastValue != 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(connections.lastValue == 0)
     }
 }

@@ -394,6 +394,10 @@ import Testing
         // deliveries through their jobs.
         // The claim and a lease renewal write no indexed column: HOT updates, no index entry
         // (with room kept in each page for them); the outcome leaves the queue's index.
+        // A renewal is HOT when the claim's old row versions can be pruned from the page: not
+        // while another session of this database holds an older snapshot (an autovacuum ANALYZE
+        // of the new database's catalogs, under the whole suite's load).
+        try await Self.waitForNoOlderSnapshot(in: database)
         let extended = try await store.extendLeases(worker: "w", ids: claimed.map(\.id), until: 90_000, now: 3_001)
         #expect(extended.count == 500)
         let renewed = try await Self.updates(of: database, atLeast: 1_000)
@@ -445,6 +449,16 @@ extension GatewayStoreContractTests {
 
     /// The deliveries table's updates and HOT updates (`pg_stat_user_tables`), once the server's
     /// statistics show at least `count` updates (they are flushed about once a second).
+    /// Waits (up to 60 s) until no other session of `database` holds a snapshot.
+    static func waitForNoOlderSnapshot(in database: PostgresTestDatabase) async throws {
+        for _ in 0..<300 {
+            let holders = try await database.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL")
+            if holders.trimmingCharacters(in: .whitespacesAndNewlines) == "0" { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
     static func updates(of database: PostgresTestDatabase, atLeast count: Int) async throws -> (all: Int, hot: Int) {
         var last = (all: 0, hot: 0)
         for _ in 0..<50 {
