@@ -93,13 +93,13 @@ final class BatchState: Sendable {
         }
     }
 
+    /// Sends one token's request. Its result comes back on the connection's event loop (or from
+    /// the task that retries it), with no task made per token.
     private func launch(_ index: Int) {
         let token = tokens[index]
         var request = self.request.to(token)
         request.headers.apnsID = nil  // each notification gets its own
-        let client = self.client
-        Task {
-            let result = await client.outcome(of: request)
+        client.send(request) { result in
             self.deliver(APNsBatchResult(token: token, result: result))
         }
     }
