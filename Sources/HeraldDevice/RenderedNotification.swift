@@ -72,56 +72,209 @@ public struct RenderedNotification: Sendable, Hashable {
     }
 
     /// How the device presents it.
-    public var presentation: Presentation
+    public var presentation: Presentation {
+        get { storage.fields.presentation }
+        set { fields.presentation = newValue }
+    }
     /// The localization used for the text (`fr`), or the preferred language when no table
     /// applies.
-    public var language: String
+    public var language: String {
+        get { storage.fields.language }
+        set { fields.language = newValue }
+    }
     /// The app's display name, when the bundle provides it.
-    public var appName: String?
+    public var appName: String? {
+        get { storage.fields.appName }
+        set { fields.appName = newValue }
+    }
     /// `title` (localized).
-    public var title: String?
+    public var title: String? {
+        get { storage.fields.title }
+        set { fields.title = newValue }
+    }
     /// `subtitle` (localized).
-    public var subtitle: String?
+    public var subtitle: String? {
+        get { storage.fields.subtitle }
+        set { fields.subtitle = newValue }
+    }
     /// `body` (localized); a string `alert` is the body.
-    public var body: String?
+    public var body: String? {
+        get { storage.fields.body }
+        set { fields.body = newValue }
+    }
     /// The action button's title from `action-loc-key` (legacy); `nil` when absent or `null`
     /// (`null` means an alert with only an OK button).
-    public var actionTitle: String?
+    public var actionTitle: String? {
+        get { storage.fields.actionTitle }
+        set { fields.actionTitle = newValue }
+    }
     /// Whether `action-loc-key` was `null`, removing the action button.
-    public var hidesActionButton: Bool
+    public var hidesActionButton: Bool {
+        get { storage.fields.hidesActionButton }
+        set { fields.hidesActionButton = newValue }
+    }
     /// `launch-image`.
-    public var launchImage: String?
+    public var launchImage: String? {
+        get { storage.fields.launchImage }
+        set { fields.launchImage = newValue }
+    }
     /// The sound, if any.
-    public var sound: PlayedSound?
+    public var sound: PlayedSound? {
+        get { storage.fields.sound }
+        set { fields.sound = newValue }
+    }
     /// `badge`: the new badge number (`0` clears it); `nil` leaves the badge unchanged.
-    public var badge: Int?
+    public var badge: Int? {
+        get { storage.fields.badge }
+        set { fields.badge = newValue }
+    }
     /// `thread-id`.
-    public var threadIdentifier: String?
+    public var threadIdentifier: String? {
+        get { storage.fields.threadIdentifier }
+        set { fields.threadIdentifier = newValue }
+    }
     /// `category`.
-    public var categoryIdentifier: String?
+    public var categoryIdentifier: String? {
+        get { storage.fields.categoryIdentifier }
+        set { fields.categoryIdentifier = newValue }
+    }
     /// `target-content-id`.
-    public var targetContentIdentifier: String?
+    public var targetContentIdentifier: String? {
+        get { storage.fields.targetContentIdentifier }
+        set { fields.targetContentIdentifier = newValue }
+    }
     /// `interruption-level` as given (the device uses `active` when absent).
-    public var interruptionLevel: String?
+    public var interruptionLevel: String? {
+        get { storage.fields.interruptionLevel }
+        set { fields.interruptionLevel = newValue }
+    }
     /// `relevance-score`.
-    public var relevanceScore: Double?
+    public var relevanceScore: Double? {
+        get { storage.fields.relevanceScore }
+        set { fields.relevanceScore = newValue }
+    }
     /// `filter-criteria`.
-    public var filterCriteria: String?
+    public var filterCriteria: String? {
+        get { storage.fields.filterCriteria }
+        set { fields.filterCriteria = newValue }
+    }
     /// `summary-arg` (legacy).
-    public var summaryArgument: String?
+    public var summaryArgument: String? {
+        get { storage.fields.summaryArgument }
+        set { fields.summaryArgument = newValue }
+    }
     /// `summary-arg-count` (legacy).
-    public var summaryArgumentCount: Int?
+    public var summaryArgumentCount: Int? {
+        get { storage.fields.summaryArgumentCount }
+        set { fields.summaryArgumentCount = newValue }
+    }
     /// `mutable-content: 1`: a Notification Service Extension runs first and may change all of
     /// this.
-    public var serviceExtensionWillRun: Bool
+    public var serviceExtensionWillRun: Bool {
+        get { storage.fields.serviceExtensionWillRun }
+        set { fields.serviceExtensionWillRun = newValue }
+    }
     /// `content-available: 1`: the app is woken in the background (if the budget allows).
-    public var wakesApp: Bool
+    public var wakesApp: Bool {
+        get { storage.fields.wakesApp }
+        set { fields.wakesApp = newValue }
+    }
     /// The Live Activity update, for ``Presentation/liveActivity``.
-    public var activity: ActivityUpdate?
+    public var activity: ActivityUpdate? {
+        get { storage.fields.activity }
+        set { fields.activity = newValue }
+    }
     /// The whole payload, as `userInfo` holds it.
-    public var userInfo: JSONObject
+    public var userInfo: JSONObject {
+        get { storage.fields.userInfo }
+        set { fields.userInfo = newValue }
+    }
     /// What Herald noticed while rendering: lookups, formatting, sounds, classification.
-    public var diagnostics: [LocalizationDiagnostic]
+    public var diagnostics: [LocalizationDiagnostic] {
+        get { storage.fields.diagnostics }
+        set { fields.diagnostics = newValue }
+    }
+
+    /// The stored values: the notification's fields live in one shared, immutable-once-shared
+    /// object, so a copy (a simulated device keeps one in Notification Center, the mock passes
+    /// one from its renderer to the device) is one retain, not one per string field.
+    private var storage: Storage
+
+    struct Fields: Sendable, Hashable {
+        var presentation: Presentation
+        var language: String
+        var appName: String?
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        var actionTitle: String?
+        var hidesActionButton: Bool
+        var launchImage: String?
+        var sound: PlayedSound?
+        var badge: Int?
+        var threadIdentifier: String?
+        var categoryIdentifier: String?
+        var targetContentIdentifier: String?
+        var interruptionLevel: String?
+        var relevanceScore: Double?
+        var filterCriteria: String?
+        var summaryArgument: String?
+        var summaryArgumentCount: Int?
+        var serviceExtensionWillRun: Bool
+        var wakesApp: Bool
+        var activity: ActivityUpdate?
+        var userInfo: JSONObject
+        var diagnostics: [LocalizationDiagnostic]
+    }
+
+    /// Copied on write: `fields` is changed only while `storage` is uniquely referenced.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The fields, for a change: the storage is copied first when it is shared.
+    private var fields: Fields {
+        get { storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
+
+    init(
+        presentation: Presentation, language: String, appName: String?, title: String?, subtitle: String?, body: String?,
+        actionTitle: String?, hidesActionButton: Bool, launchImage: String?, sound: PlayedSound?, badge: Int?, threadIdentifier: String?,
+        categoryIdentifier: String?, targetContentIdentifier: String?, interruptionLevel: String?, relevanceScore: Double?,
+        filterCriteria: String?, summaryArgument: String?, summaryArgumentCount: Int?, serviceExtensionWillRun: Bool, wakesApp: Bool,
+        activity: ActivityUpdate?, userInfo: JSONObject, diagnostics: [LocalizationDiagnostic]
+    ) {
+        storage = Storage(
+            Fields(
+                presentation: presentation, language: language, appName: appName, title: title, subtitle: subtitle, body: body,
+                actionTitle: actionTitle, hidesActionButton: hidesActionButton, launchImage: launchImage, sound: sound, badge: badge,
+                threadIdentifier: threadIdentifier, categoryIdentifier: categoryIdentifier,
+                targetContentIdentifier: targetContentIdentifier, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
+                filterCriteria: filterCriteria, summaryArgument: summaryArgument, summaryArgumentCount: summaryArgumentCount,
+                serviceExtensionWillRun: serviceExtensionWillRun, wakesApp: wakesApp, activity: activity, userInfo: userInfo,
+                diagnostics: diagnostics
+            ))
+    }
+
+    public static func == (lhs: RenderedNotification, rhs: RenderedNotification) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+    }
+}
+
+extension RenderedNotification: CustomReflectable {
+    /// The fields, as `print` and `dump` show a struct's (not the storage they share).
+    public var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct)
+    }
 
     /// The interruption level in effect: the payload's, or `active`.
     public var effectiveInterruptionLevel: String { interruptionLevel ?? InterruptionLevel.active.rawValue }

