@@ -246,8 +246,9 @@ public struct SimulatedDevice: Sendable {
     /// lock (a content state is a tree of values, and freeing one was most of the time a Live
     /// Activity update held the lock).
     package mutating func receive(
-        _ delivery: Delivery, at time: Double, retiring retired: inout [RenderedNotification.ActivityUpdate]
+        _ delivery: consuming Delivery, at time: Double, retiring retired: inout [RenderedNotification.ActivityUpdate]
     ) -> [Event] {
+        // Consumed, not copied: a copy retained each of its headers' and payload's references.
         var delivery = delivery
         if delivery.id.isEmpty {
             counter += 1

@@ -105,20 +105,24 @@ public struct NotificationRecord: Sendable, Identifiable {
         let bodyStart: Int
 
         init(fields: APNsHeaderFields, body: [UInt8], apnsID: String?, uniqueID: String?) {
-            var apnsID = apnsID, uniqueID = uniqueID
             var size = 4 + body.count + 8 + (apnsID?.utf8.count ?? 0) + (uniqueID?.utf8.count ?? 0)
-            for field in fields.fields { size += field.name.utf8.count + field.value.utf8.count + 8 }
+            fields.fields.withUnsafeBufferPointer { list in
+                for index in list.indices { size += list[index].name.utf8.count + list[index].value.utf8.count + 8 }
+            }
             // Written in place, once: appending byte by byte checked the capacity at every byte.
             var start = 0
             bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
                 var at = 0
                 Self.put(UInt32(fields.count), into: buffer, at: &at)
-                for var field in fields.fields {
-                    Self.put(&field.name, into: buffer, at: &at)
-                    Self.put(&field.value, into: buffer, at: &at)
+                // Read in place: a copy of each field retained and released both its strings.
+                fields.fields.withUnsafeBufferPointer { list in
+                    for index in list.indices {
+                        Self.put(list[index].name, into: buffer, at: &at)
+                        Self.put(list[index].value, into: buffer, at: &at)
+                    }
                 }
-                Self.put(&apnsID, into: buffer, at: &at)
-                Self.put(&uniqueID, into: buffer, at: &at)
+                Self.put(apnsID, into: buffer, at: &at)
+                Self.put(uniqueID, into: buffer, at: &at)
                 start = at
                 body.withUnsafeBufferPointer { Self.put($0, into: buffer, at: &at) }
                 count = at
@@ -139,16 +143,21 @@ public struct NotificationRecord: Sendable, Identifiable {
             offset += bytes.count
         }
 
-        private static func put(_ text: inout String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
-            text.withUTF8 { utf8 in
-                put(UInt32(utf8.count), into: buffer, at: &offset)
-                put(utf8, into: buffer, at: &offset)
+        private static func put(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+            let utf8 = text.utf8
+            put(UInt32(utf8.count), into: buffer, at: &offset)
+            // A native string's bytes in place; any other is copied out element by element.
+            if utf8.withContiguousStorageIfAvailable({ put($0, into: buffer, at: &offset) }) == nil {
+                for byte in utf8 {
+                    buffer[offset] = byte
+                    offset += 1
+                }
             }
         }
 
-        private static func put(_ text: inout String?, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
-            guard text != nil else { return put(UInt32.max, into: buffer, at: &offset) }
-            put(&text!, into: buffer, at: &offset)
+        private static func put(_ text: String?, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
+            guard let text else { return put(UInt32.max, into: buffer, at: &offset) }
+            put(text, into: buffer, at: &offset)
         }
 
         /// The strings in order: the field names and values, then the two identifiers.

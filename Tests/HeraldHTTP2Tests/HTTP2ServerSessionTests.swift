@@ -341,6 +341,8 @@ import Testing
         ("connection", request + [("connection", "keep-alive")], .protocolError),
         ("transfer-encoding", request + [("transfer-encoding", "chunked")], .protocolError),
         ("upgrade", request + [("upgrade", "h2c")], .protocolError),
+        ("keep-alive", request + [("keep-alive", "timeout=5")], .protocolError),
+        ("proxy-connection", request + [("proxy-connection", "close")], .protocolError),
         ("te other than trailers", request + [("te", "gzip")], .protocolError),
         ("no :path", request.filter { $0.0 != ":path" }, .protocolError),
         ("no :method", request.filter { $0.0 != ":method" }, .protocolError),
