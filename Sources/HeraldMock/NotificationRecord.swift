@@ -148,6 +148,7 @@ public struct NotificationRecord: Sendable, Identifiable {
             put(UInt32(utf8.count), into: buffer, at: &offset)
             // A native string's bytes in place; any other is copied out element by element.
             if utf8.withContiguousStorageIfAvailable({ put($0, into: buffer, at: &offset) }) == nil {
+                precondition(offset + utf8.count <= buffer.count, "a record's packed field past the size computed for it")
                 for byte in utf8 {
                     buffer[offset] = byte
                     offset += 1
