@@ -24,6 +24,11 @@ struct ProviderAuthentication: Sendable {
     /// The provider token last accepted, its `iat`, and when it replaced the one before.
     private(set) var token: String?
     private(set) var tokenIssuedAt: Int64 = 0
+    /// The oldest `iat` age the verifier that accepted ``token`` allowed: the token's age is
+    /// checked against it on every later request, without reading the verifier again.
+    private var tokenMaximumAge: TimeInterval = 0
+    /// The verifier's limit when it gave ``lastVerdict``.
+    private var maximumAge: TimeInterval = 0
     private(set) var tokenChangedAt: Date?
     /// The team bound by the first accepted push.
     private(set) var team: String?
@@ -48,7 +53,7 @@ struct ProviderAuthentication: Sendable {
     ///   limit).
     /// - Throws: ``Rejection`` with Apple's reason.
     mutating func authenticate(
-        _ jwt: String?, at now: Date, environment: APNsEnvironment, verifier: ProviderTokenVerifier
+        _ jwt: String?, at now: Date, environment: APNsEnvironment, verifier: @autoclosure () -> ProviderTokenVerifier
     ) throws(Rejection) -> Bool {
         if trusted { return false }
         if let certificate {
@@ -68,7 +73,7 @@ struct ProviderAuthentication: Sendable {
         if jwt == token {
             // Verified on this connection before: only its age can have changed.
             let age = now.timeIntervalSince1970 - Double(tokenIssuedAt)
-            if age > verifier.options.maximumAge {
+            if age > tokenMaximumAge {
                 throw Rejection(.expiredProviderToken, "the provider token's iat is \(Int(age)) seconds old; tokens older than one hour are refused: make a new one")
             }
             return false
@@ -77,8 +82,11 @@ struct ProviderAuthentication: Sendable {
         if let last = lastVerdict, last.jwt == jwt, now >= last.at, now.timeIntervalSince(last.at) < Self.verdictReuse {
             verdict = last.verdict
         } else {
+            // The mock's verifier is read (under its lock) only when a token needs verifying.
+            let verifier = verifier()
             verdict = verifier.verify(jwt, at: now)
             lastVerdict = (jwt, verdict, now)
+            maximumAge = verifier.options.maximumAge
         }
         let verified: ProviderToken
         switch verdict {
@@ -97,6 +105,7 @@ struct ProviderAuthentication: Sendable {
         lastVerdict = nil
         tokenLeniencies = Self.leniencies(of: verified)
         tokenIssuedAt = verified.issuedAt
+        tokenMaximumAge = maximumAge
         tokenChangedAt = now
         team = verified.teamID
         return true

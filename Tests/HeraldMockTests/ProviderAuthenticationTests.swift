@@ -44,6 +44,34 @@ struct ProviderAuthenticationTests {
         #expect(answer(&authentication, jwt, at: start.addingTimeInterval(3_601), knowing) == .expiredProviderToken)
     }
 
+    /// The mock's verifier sits behind a lock every connection shares: a connection reads it
+    /// only to verify a token, not on each request its accepted token authenticates, and the
+    /// accepted token still expires by the limit of the verifier that accepted it.
+    @Test func anAcceptedTokenNeedsNoVerifierAgain() {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let jwt = token(issuedAt: start)
+        var authentication = ProviderAuthentication()
+        var reads = 0
+        func verifier(_ limit: TimeInterval) -> ProviderTokenVerifier {
+            reads += 1
+            return ProviderTokenVerifier(keys: [key.publicKey], options: .init(maximumAge: limit))
+        }
+        func answer(at seconds: Double, limit: TimeInterval = 600) -> APNsReason? {
+            do throws(Rejection) {
+                _ = try authentication.authenticate(jwt, at: start.addingTimeInterval(seconds), environment: .sandbox, verifier: verifier(limit))
+                return nil
+            } catch {
+                return error.reason
+            }
+        }
+        #expect(answer(at: 0) == nil && reads == 1)
+        for second in 1...100 { #expect(answer(at: Double(second)) == nil) }
+        #expect(reads == 1, "the verifier was read \(reads) times for one token")
+        // Past the accepting verifier's 600 seconds, whatever a verifier now would allow.
+        #expect(answer(at: 601, limit: 3_600) == .expiredProviderToken)
+        #expect(reads == 1)
+    }
+
     @Test func anExpiredTokenStaysExpiredAndAnotherTokenIsVerifiedAtOnce() {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let old = token(issuedAt: start.addingTimeInterval(-3_700))
