@@ -197,6 +197,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             var pending = Pending()
             pending.startedAt = NIODeadline.now().uptimeNanoseconds
             var size = 0
+            pending.fields.reserveCapacity(headers.count)
             for header in headers {
                 pending.fields.append(lowercaseName: header.name, value: header.value)
                 size += header.name.utf8.count + header.value.utf8.count + 32

@@ -123,6 +123,7 @@ struct Outcome {
     var response: MockResponse? {
         guard answered else { return nil }
         var headers: [(String, String)] = []
+        headers.reserveCapacity(3 + extraHeaders.count)
         if apnsID.isEmpty {
             headers.append((idHeader, RandomIdentifier.uuid()))
         } else {
