@@ -27,11 +27,6 @@ enum RequestHeaderCheck {
                 continue
             }
             regularStarted = true
-            // Only these names are checked further, and none of them starts with "a" (as every
-            // APNs header does but `content-type`).
-            guard let first = name.utf8.first, first == UInt8(ascii: "c") || first == UInt8(ascii: "p") || first == UInt8(ascii: "k")
-                || first == UInt8(ascii: "t") || first == UInt8(ascii: "u")
-            else { continue }
             switch name {
             case "connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade":
                 return .failure(Problem(reason: "the connection-specific field \(name)"))

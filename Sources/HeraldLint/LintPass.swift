@@ -298,9 +298,11 @@ struct LintPass {
         }
         if !located.isEmpty {
             let text = UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-            if located.count == 1 {
+            // Findings mostly come in document order (one, for a 4 KB body's near-limit note):
+            // then one cursor walks the text once, with no offsets gathered and sorted.
+            if zip(located, located.dropFirst()).allSatisfy({ $0.offset <= $1.offset }) {
                 var cursor = SourceCursor()
-                diagnostics[located[0].diagnostic].location = cursor.location(ofOffset: located[0].offset, in: text)
+                for entry in located { diagnostics[entry.diagnostic].location = cursor.location(ofOffset: entry.offset, in: text) }
             } else {
                 let locations = SourceCursor.locations(ofOffsets: located.map(\.offset), in: text)
                 for (index, entry) in located.enumerated() { diagnostics[entry.diagnostic].location = locations[index] }

@@ -144,15 +144,10 @@ public struct NotificationRecord: Sendable, Identifiable {
         }
 
         private static func put(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
-            let utf8 = text.utf8
-            put(UInt32(utf8.count), into: buffer, at: &offset)
-            // A native string's bytes in place; any other is copied out element by element.
-            if utf8.withContiguousStorageIfAvailable({ put($0, into: buffer, at: &offset) }) == nil {
-                precondition(offset + utf8.count <= buffer.count, "a record's packed field past the size computed for it")
-                for byte in utf8 {
-                    buffer[offset] = byte
-                    offset += 1
-                }
+            var text = text
+            text.withUTF8 { utf8 in
+                put(UInt32(utf8.count), into: buffer, at: &offset)
+                put(utf8, into: buffer, at: &offset)
             }
         }
 

@@ -27,8 +27,6 @@ struct ProviderAuthentication: Sendable {
     /// The oldest `iat` age the verifier that accepted ``token`` allowed: the token's age is
     /// checked against it on every later request, without reading the verifier again.
     private var tokenMaximumAge: TimeInterval = 0
-    /// The verifier's limit when it gave ``lastVerdict``.
-    private var maximumAge: TimeInterval = 0
     private(set) var tokenChangedAt: Date?
     /// The team bound by the first accepted push.
     private(set) var team: String?
@@ -41,8 +39,8 @@ struct ProviderAuthentication: Sendable {
     /// load test, one signed with the wrong key) is answered from it for ``verdictReuse``
     /// instead of by another ES256 verification: verified on every request, such a token cost
     /// the mock 3.5 times the CPU of an accepted 4 KB push. (A key registered meanwhile is seen
-    /// within that time.)
-    private var lastVerdict: (jwt: String, verdict: Result<ProviderToken, ProviderTokenRejection>, at: Date)?
+    /// within that time.) With it, the verifier's age limit then.
+    private var lastVerdict: (jwt: String, verdict: Result<ProviderToken, ProviderTokenRejection>, at: Date, maximumAge: TimeInterval)?
     /// How long a verdict on a token not accepted is reused on its connection.
     static let verdictReuse: TimeInterval = 1
 
@@ -78,18 +76,17 @@ struct ProviderAuthentication: Sendable {
             }
             return false
         }
-        let verdict: Result<ProviderToken, ProviderTokenRejection>
+        let verdict: (jwt: String, verdict: Result<ProviderToken, ProviderTokenRejection>, at: Date, maximumAge: TimeInterval)
         if let last = lastVerdict, last.jwt == jwt, now >= last.at, now.timeIntervalSince(last.at) < Self.verdictReuse {
-            verdict = last.verdict
+            verdict = last
         } else {
             // The mock's verifier is read (under its lock) only when a token needs verifying.
             let verifier = verifier()
-            verdict = verifier.verify(jwt, at: now)
-            lastVerdict = (jwt, verdict, now)
-            maximumAge = verifier.options.maximumAge
+            verdict = (jwt, verifier.verify(jwt, at: now), now, verifier.options.maximumAge)
+            lastVerdict = verdict
         }
         let verified: ProviderToken
-        switch verdict {
+        switch verdict.verdict {
         case .success(let token): verified = token
         case .failure(let rejection): throw Rejection(rejection.reason, rejection.problem)
         }
@@ -105,7 +102,7 @@ struct ProviderAuthentication: Sendable {
         lastVerdict = nil
         tokenLeniencies = Self.leniencies(of: verified)
         tokenIssuedAt = verified.issuedAt
-        tokenMaximumAge = maximumAge
+        tokenMaximumAge = verdict.maximumAge
         tokenChangedAt = now
         team = verified.teamID
         return true
