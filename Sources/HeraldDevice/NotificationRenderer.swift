@@ -39,14 +39,21 @@ public struct NotificationRenderer: Sendable {
     /// Renders `payload`; `userInfo` is the payload as received, when the caller has it parsed
     /// already (otherwise it is rebuilt from the payload).
     func render(_ payload: Payload, headers: APNsRequestHeaders, userInfo: JSONObject?) -> RenderedNotification {
+        // Read in place, through its address: an `APS` copied out (as a borrowed argument is,
+        // too) retains every one of its strings and objects.
+        payload.withAPS { aps in render(aps: aps, of: payload, headers: headers, userInfo: userInfo) }
+    }
+
+    /// Renders `payload`, whose `aps` (an empty one when it has none) is at `aps`, valid for
+    /// the call.
+    private func render(aps: UnsafePointer<APS>, of payload: Payload, headers: APNsRequestHeaders, userInfo: JSONObject?) -> RenderedNotification {
         var diagnostics: [LocalizationDiagnostic] = []
-        let aps = payload.aps ?? APS()
         if !payload.hasAPS {
             diagnostics.append(LocalizationDiagnostic(.warning, "the payload has no \"aps\" dictionary; the system has nothing to show and only the app sees the custom keys"))
         }
         var content: AlertContent?
         var body: String?
-        switch aps.alert {
+        switch aps.pointee.alert {
         case .body(let text)?:
             body = text
         case .content(let alert)?:
@@ -82,10 +89,10 @@ public struct NotificationRenderer: Sendable {
             }
         }
 
-        let sound = playedSound(aps.sound ?? content?.sound, diagnostics: &diagnostics)
-        let badge = aps.badge
-        let contentAvailable = aps.contentAvailable == 1
-        let isActivity = headers.pushType == .liveactivity || aps.event != nil
+        let sound = playedSound(aps.pointee.sound ?? content?.sound, diagnostics: &diagnostics)
+        let badge = aps.pointee.badge
+        let contentAvailable = aps.pointee.contentAvailable == 1
+        let isActivity: Bool = if headers.pushType == .liveactivity { true } else if case .some = aps.pointee.event { true } else { false }
         let visible = [title, subtitle, body].contains { !($0 ?? "").isEmpty }
         let noticeable = visible || sound != nil || badge != nil
         let meantSilent = headers.pushType == .background || (contentAvailable && headers.pushType != .alert)
@@ -106,16 +113,16 @@ public struct NotificationRenderer: Sendable {
             presentation = .none
             if headers.pushType == .background {
                 diagnostics.append(Self.finding(.backgroundWithoutContentAvailable))
-            } else if aps.alert != nil {
+            } else if case .some = aps.pointee.alert {
                 diagnostics.append(LocalizationDiagnostic(.warning, "the alert has no text to show (no title, subtitle or body)"))
             }
         }
-        if aps.mutableContent == 1 {
+        if aps.pointee.mutableContent == 1 {
             diagnostics.append(LocalizationDiagnostic(.info, "mutable-content: 1: the app's Notification Service Extension runs first and may change this content"))
         }
 
         var interruptionLevel: String?
-        if let level = aps.interruptionLevel {
+        if let level = aps.pointee.interruptionLevel {
             interruptionLevel = level.rawValue
             if !level.isKnown {
                 diagnostics.append(LocalizationDiagnostic(.warning, "interruption-level \"\(level.rawValue)\" is not passive, active, time-sensitive or critical; the device uses active"))
@@ -127,9 +134,9 @@ public struct NotificationRenderer: Sendable {
         var activity: RenderedNotification.ActivityUpdate?
         if isActivity {
             activity = RenderedNotification.ActivityUpdate(
-                event: aps.event?.rawValue, timestamp: aps.timestamp, contentStateStorage: aps.contentStateStorage, staleDate: aps.staleDate,
-                dismissalDate: aps.dismissalDate, attributesType: aps.attributesType, attributes: aps.attributes)
-            if aps.timestamp == nil {
+                event: aps.pointee.event?.rawValue, timestamp: aps.pointee.timestamp, contentStateStorage: aps.pointee.contentStateStorage, staleDate: aps.pointee.staleDate,
+                dismissalDate: aps.pointee.dismissalDate, attributesType: aps.pointee.attributesType, attributes: aps.pointee.attributes)
+            if aps.pointee.timestamp == nil {
                 diagnostics.append(LocalizationDiagnostic(.warning, "a Live Activity update without timestamp cannot be ordered; ActivityKit may ignore it"))
             }
         }
@@ -137,10 +144,10 @@ public struct NotificationRenderer: Sendable {
         return RenderedNotification(
             presentation: presentation, language: localizer.language, appName: localizer.appName,
             title: title, subtitle: subtitle, body: body, actionTitle: actionTitle, hidesActionButton: hidesActionButton,
-            launchImage: content?.launchImage, sound: sound, badge: badge, threadIdentifier: aps.threadID,
-            categoryIdentifier: aps.category, targetContentIdentifier: aps.targetContentID, interruptionLevel: interruptionLevel,
-            relevanceScore: aps.relevanceScore, filterCriteria: aps.filterCriteria, summaryArgument: content?.summaryArg,
-            summaryArgumentCount: content?.summaryArgCount, serviceExtensionWillRun: aps.mutableContent == 1,
+            launchImage: content?.launchImage, sound: sound, badge: badge, threadIdentifier: aps.pointee.threadID,
+            categoryIdentifier: aps.pointee.category, targetContentIdentifier: aps.pointee.targetContentID, interruptionLevel: interruptionLevel,
+            relevanceScore: aps.pointee.relevanceScore, filterCriteria: aps.pointee.filterCriteria, summaryArgument: content?.summaryArg,
+            summaryArgumentCount: content?.summaryArgCount, serviceExtensionWillRun: aps.pointee.mutableContent == 1,
             wakesApp: contentAvailable && (presentation == .silent || presentation == .alert || presentation == .none),
             activity: activity, userInfo: userInfo ?? Self.userInfo(of: payload), diagnostics: diagnostics)
     }

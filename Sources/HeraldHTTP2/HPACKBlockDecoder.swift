@@ -191,13 +191,14 @@ package struct HPACKBlockDecoder {
         guard huffman else { return (String(decoding: raw, as: UTF8.self), Self.check(raw, isName: isName)) }
         let recallable = recalls && recalling && length >= RecentValue.minimumCount && length <= RecentValue.maximumCount
         if recallable {
-            if let value = recent.0, value.matches(raw) {
+            // Compared in place: a slot copied out retains its bytes and its text.
+            if recent.0?.matches(raw) == true {
                 recentHit = 0
-                return (value.text, value.wellFormed)
+                return (recent.0!.text, recent.0!.wellFormed)
             }
-            if let value = recent.1, value.matches(raw) {
+            if recent.1?.matches(raw) == true {
                 recentHit = 1
-                return (value.text, value.wellFormed)
+                return (recent.1!.text, recent.1!.wellFormed)
             }
         }
         // Decoded straight into the string's storage (the string then checks it is UTF-8).

@@ -8,39 +8,47 @@ enum RequestHeaderCheck {
 
     /// The request's `content-length` (`nil` without one), or what makes the block malformed.
     static func requestProblem(_ headers: [HPACKBlockDecoder.Field]) -> Result<Int?, Problem> {
+        // Read in place: a loop over the array copies each field (its name and value retained).
+        headers.withUnsafeBufferPointer(requestProblem(in:))
+    }
+
+    private static func requestProblem(in headers: UnsafeBufferPointer<HPACKBlockDecoder.Field>) -> Result<Int?, Problem> {
         var pseudo: PseudoFields = []
         var regularStarted = false
         var isConnect = false
         var contentLength: Int?
-        for field in headers {
-            let name = field.name, value = field.value
-            if !field.isWellFormed, let problem = fieldProblem(name: name, value: value) { return .failure(Problem(reason: problem)) }
-            if name.utf8.first == UInt8(ascii: ":") {
-                if regularStarted { return .failure(Problem(reason: "the pseudo-header \(name) after a regular field")) }
-                guard let field = PseudoFields(requestName: name) else {
-                    return .failure(Problem(reason: "\(name) is not a request pseudo-header"))
-                }
-                if pseudo.contains(field) { return .failure(Problem(reason: "\(name) twice")) }
-                pseudo.insert(field)
-                if field == .method { isConnect = value == "CONNECT" }
-                if field == .path, value.isEmpty { return .failure(Problem(reason: "an empty :path")) }
-                continue
+        for index in headers.indices {
+            // Names and values are read where the fields keep them, not bound to copies.
+            if !headers[index].isWellFormed, let problem = fieldProblem(name: headers[index].name, value: headers[index].value) {
+                return .failure(Problem(reason: problem))
             }
-            regularStarted = true
+            let name = FieldName(headers[index].name)
             switch name {
-            case "connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade":
-                return .failure(Problem(reason: "the connection-specific field \(name)"))
-            case "te" where value != "trailers":
-                return .failure(Problem(reason: "te: \(value) (only \"trailers\" is allowed)"))
-            case "content-length":
+            case .pseudo, .otherPseudo:
+                if regularStarted { return .failure(Problem(reason: "the pseudo-header \(headers[index].name) after a regular field")) }
+                guard case .pseudo(let field) = name else {
+                    return .failure(Problem(reason: "\(headers[index].name) is not a request pseudo-header"))
+                }
+                if pseudo.contains(field) { return .failure(Problem(reason: "\(headers[index].name) twice")) }
+                pseudo.insert(field)
+                if field == .method { isConnect = headers[index].value == "CONNECT" }
+                if field == .path, headers[index].value.isEmpty { return .failure(Problem(reason: "an empty :path")) }
+                continue
+            case .connectionSpecific:
+                return .failure(Problem(reason: "the connection-specific field \(headers[index].name)"))
+            case .te where headers[index].value != "trailers":
+                return .failure(Problem(reason: "te: \(headers[index].value) (only \"trailers\" is allowed)"))
+            case .contentLength:
+                let value = headers[index].value
                 guard let length = decimal(value) else { return .failure(Problem(reason: "content-length: \(value) is not a length")) }
                 if let contentLength, contentLength != length {
                     return .failure(Problem(reason: "two content-length values, \(contentLength) and \(length)"))
                 }
                 contentLength = length
-            default:
+            case .te, .other:
                 break
             }
+            regularStarted = true
         }
         let (mandatory, allowed): (PseudoFields, PseudoFields) = isConnect
             ? ([.method, .authority], [.method, .authority])
@@ -76,6 +84,40 @@ enum RequestHeaderCheck {
         return nil
     }
 
+    /// What a request's check makes of a field's name, told by its bytes in place: each of a
+    /// request's fields was compared with every name below as strings.
+    private enum FieldName {
+        /// A request pseudo-header (RFC 9113 §8.3.1).
+        case pseudo(PseudoFields)
+        /// Any other name starting with `:`.
+        case otherPseudo
+        /// `connection`, `proxy-connection`, `keep-alive`, `transfer-encoding`, `upgrade`
+        /// (RFC 9113 §8.2.2).
+        case connectionSpecific
+        case te
+        case contentLength
+        case other
+
+        private static let spellings: [(StaticString, FieldName)] = [
+            (":method", .pseudo(.method)), (":scheme", .pseudo(.scheme)), (":path", .pseudo(.path)), (":authority", .pseudo(.authority)),
+            ("connection", .connectionSpecific), ("proxy-connection", .connectionSpecific), ("keep-alive", .connectionSpecific),
+            ("transfer-encoding", .connectionSpecific), ("upgrade", .connectionSpecific), ("te", .te), ("content-length", .contentLength),
+        ]
+
+        init(_ name: String) {
+            self = name.utf8.withContiguousStorageIfAvailable(Self.init(utf8:)) ?? Array(name.utf8).withUnsafeBufferPointer(Self.init(utf8:))
+        }
+
+        init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+            for (spelling, name) in Self.spellings where spelling.utf8CodeUnitCount == bytes.count
+                && UnsafeBufferPointer(start: spelling.utf8Start, count: bytes.count).elementsEqual(bytes) {
+                self = name
+                return
+            }
+            self = bytes.first == UInt8(ascii: ":") ? .otherPseudo : .other
+        }
+    }
+
     /// Digits only, at most 18 of them (RFC 9110 §8.6).
     private static func decimal(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 18 else { return nil }
@@ -95,16 +137,6 @@ enum RequestHeaderCheck {
         static let authority = PseudoFields(rawValue: 8)
 
         init(rawValue: UInt8) { self.rawValue = rawValue }
-
-        init?(requestName name: String) {
-            switch name {
-            case ":method": self = .method
-            case ":scheme": self = .scheme
-            case ":path": self = .path
-            case ":authority": self = .authority
-            default: return nil
-            }
-        }
 
         var names: [String] {
             [(PseudoFields.method, ":method"), (.scheme, ":scheme"), (.path, ":path"), (.authority, ":authority")]

@@ -21,20 +21,16 @@ public struct LintContext: Sendable, Hashable {
         /// One pass over the fields (names are lowercase); the first of a repeated name counts,
         /// as ``APNsHeaderFields``' subscript gives it.
         init(_ fields: APNsHeaderFields) {
-            var path: String?
-            for field in fields {
-                switch APNsHeaderName(lowercase: field.name) {
-                case .pushType?: pushType = pushType ?? field.value
-                case .priority?: priority = priority ?? field.value
-                case .topic?: topic = topic ?? field.value
-                case .collapseID?: collapseID = collapseID ?? field.value
-                case .expiration?: expiration = expiration ?? field.value
-                case .id?: apnsID = apnsID ?? field.value
-                case .path?: path = path ?? field.value
-                default: break
-                }
-            }
-            deviceToken = path?.suffix(afterASCIIPrefix: APNsPath.devicePrefix)
+            // Each value moved out (`take()`), not copied.
+            var known = APNsHeaderFields.KnownValues()
+            fields.read(into: &known)
+            pushType = known.pushType.take()
+            priority = known.priority.take()
+            topic = known.topic.take()
+            collapseID = known.collapseID.take()
+            expiration = known.expiration.take()
+            apnsID = known.id.take()
+            deviceToken = known.path?.suffix(afterASCIIPrefix: APNsPath.devicePrefix)
         }
     }
     /// A device push or a broadcast.

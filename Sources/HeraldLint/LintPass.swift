@@ -400,6 +400,29 @@ struct KeyLookup<Key: KnownKey> {
     }
 }
 
+/// Apple's `aps` keys and the alert's in one table, for the loop over a payload's top-level keys
+/// (each of which may be either, misplaced): a key is looked up once, where looking it up in
+/// each table in turn cost a payload of a hundred custom keys 2.7% of the mock's time. A
+/// spelling both have (`sound`) is the `aps` key's, as when the `aps` table was asked first.
+struct AppleKeyLookup {
+    private static let shared = KeyTable(APSKey.keys.map(\.name) + AlertKey.keys.map(\.name))
+    private let table = AppleKeyLookup.shared
+    private let apsKeyCount = APSKey.keys.count
+
+    init() {
+        // Keys are made from their ordinal's one byte, as ``KeyLookup`` makes them.
+        precondition(MemoryLayout<APSKey>.size == 1 && MemoryLayout<AlertKey>.size == 1, "known keys are one-byte enums")
+    }
+
+    /// The `aps` key spelled `bytes`, or else the alert key, or neither.
+    @inline(__always)
+    func callAsFunction(_ bytes: UnsafeRawBufferPointer) -> (aps: APSKey?, alert: AlertKey?) {
+        guard let ordinal = table.ordinal(of: bytes) else { return (nil, nil) }
+        if ordinal < apsKeyCount { return (unsafeBitCast(UInt8(truncatingIfNeeded: ordinal), to: APSKey.self), nil) }
+        return (nil, unsafeBitCast(UInt8(truncatingIfNeeded: ordinal - apsKeyCount), to: AlertKey.self))
+    }
+}
+
 extension KnownKey {
     /// The key spelled `bytes`, if it is one of these. Specialized here, it reads the concrete
     /// type's table directly: HeraldPayload's generic `init?(utf8:)` is not specialized across

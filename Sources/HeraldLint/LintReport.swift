@@ -40,9 +40,20 @@ public struct LintReport: Sendable {
     /// The reason APNs would answer with, for the first error whose rule mirrors an APNs check
     /// (in the order of ``LintCatalog/rejectionPrecedence``), or `nil` if APNs would accept it.
     public var apnsRejection: APNsReason? {
-        for rule in LintCatalog.rejectionPrecedence where diagnostics.contains(where: { $0.rule == rule }) {
+        let found = rulesFound
+        for rule in LintCatalog.rejectionPrecedence where found.contains(rule) {
             return LintCatalog.rule(rule).apnsReason
         }
         return nil
+    }
+
+    /// The rules with at least one finding, from one pass that reads each finding's rule in
+    /// place: asking each of the rejection rules in turn copied every finding it passed.
+    package var rulesFound: RuleSet {
+        var found = RuleSet()
+        diagnostics.withUnsafeBufferPointer { all in
+            for index in all.indices { found.insert(all[index].rule) }
+        }
+        return found
     }
 }

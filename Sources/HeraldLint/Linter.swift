@@ -97,16 +97,18 @@ public struct Linter: Sendable {
 }
 
 /// A set of rules as a bit set: membership is one shift and mask.
-struct RuleSet: Sendable {
+package struct RuleSet: Sendable {
     private var low: UInt64 = 0
     private var high: UInt64 = 0
 
-    mutating func insert(_ rule: RuleID) {
+    package init() {}
+
+    package mutating func insert(_ rule: RuleID) {
         let ordinal = rule.ordinal
         if ordinal < 64 { low |= 1 << UInt64(ordinal) } else { high |= 1 << UInt64(ordinal - 64) }
     }
 
-    func contains(_ rule: RuleID) -> Bool {
+    package func contains(_ rule: RuleID) -> Bool {
         let ordinal = rule.ordinal
         return ordinal < 64 ? low & (1 << UInt64(ordinal)) != 0 : high & (1 << UInt64(ordinal - 64)) != 0
     }

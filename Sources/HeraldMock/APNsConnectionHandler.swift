@@ -198,9 +198,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
             pending.startedAt = NIODeadline.now().uptimeNanoseconds
             var size = 0
             pending.fields.reserveCapacity(headers.count)
-            for header in headers {
-                pending.fields.append(lowercaseName: header.name, value: header.value)
-                size += header.name.utf8.count + header.value.utf8.count + 32
+            // Read in place: a loop over the array copies each field before it is appended.
+            headers.withUnsafeBufferPointer { all in
+                for index in all.indices {
+                    pending.fields.append(lowercaseName: all[index].name, value: all[index].value)
+                    size += all[index].name.utf8.count + all[index].value.utf8.count + 32
+                }
             }
             guard reserve(size, stream: id, context: context) else { return }
             pending.heldBytes = size

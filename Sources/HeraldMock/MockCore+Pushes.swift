@@ -43,8 +43,10 @@ extension MockCore {
     }
 
     /// A device push: topic (stage 4), payload (stage 5), device (stage 6).
-    private func pushToDevice(_ token: DeviceToken, headers: APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState) throws(Rejection) {
-        let (headers, topic, wireFields) = try checkTopic(headers, outcome: &outcome, connection: connection)
+    private func pushToDevice(_ token: DeviceToken, headers: consuming APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState) throws(Rejection) {
+        // Changed in place (a defaulted topic), not copied: the headers hold a dozen strings.
+        var headers = headers
+        let (topic, wireFields) = try checkTopic(&headers, outcome: &outcome, connection: connection)
         let report = try checkPayload(outcome: &outcome, fields: wireFields, pushType: headers.pushType, endpoint: .device)
         try deliver(to: token, topic: topic, headers: headers, report: report, outcome: &outcome)
     }
@@ -52,9 +54,8 @@ extension MockCore {
     /// Stage 4, the topic: a single-topic certificate supplies a missing one; it must be there,
     /// and among the certificate's.
     private func checkTopic(
-        _ headers: APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState
-    ) throws(Rejection) -> (APNsRequestHeaders, String, APNsHeaderFields) {
-        var headers = headers
+        _ headers: inout APNsRequestHeaders, outcome: inout Outcome, connection: ConnectionState
+    ) throws(Rejection) -> (String, APNsHeaderFields) {
         var wireFields = outcome.fields
         let certificate = connection.authentication.certificate
         if headers.topic == nil, let topic = certificate?.defaultTopic {
@@ -68,7 +69,7 @@ extension MockCore {
         if let certificate, !certificate.allows(topic: topic) {
             throw Rejection(.topicDisallowed, "the client certificate allows \(certificate.topicNames.joined(separator: ", ")), not \(topic)")
         }
-        return (headers, topic, wireFields)
+        return (topic, wireFields)
     }
 
     /// Stage 5, the payload and headers by the linter's rules: a body over its push type's limit
@@ -89,20 +90,25 @@ extension MockCore {
         return report
     }
 
+    /// What a device's delivery carries as its payload: the device shows the rendering, and
+    /// one empty payload shared by all costs a retain, not an `APS` built and freed each time.
+    private static let shownPayload = Payload()
+
     /// The first rejection the linter's findings give, with the leniency settings applied.
     private func rejection(_ report: LintReport) -> Rejection? {
         let leniency = configuration.leniency
+        let found = report.rulesFound
         func message(_ rule: RuleID) -> String {
             report.diagnostics.first { $0.rule == rule }?.message ?? rule.rawValue
         }
-        for rule in LintCatalog.rejectionPrecedence where report.diagnostics.contains(where: { $0.rule == rule }) {
+        for rule in LintCatalog.rejectionPrecedence where found.contains(rule) {
             if rule == .topicMismatch && leniency.acceptsTopicSuffixMismatch { continue }
             if let reason = LintCatalog.rule(rule).apnsReason { return Rejection(reason, message(rule)) }
         }
-        if !leniency.acceptsUppercaseAPNsID, report.diagnostics.contains(where: { $0.rule == .apnsIDNotLowercase }) {
+        if !leniency.acceptsUppercaseAPNsID, found.contains(.apnsIDNotLowercase) {
             return Rejection(.badMessageID, message(.apnsIDNotLowercase) + " (strict mode)")
         }
-        if !leniency.acceptsBackgroundAtPriority10, report.diagnostics.contains(where: { $0.rule == .backgroundPriority }) {
+        if !leniency.acceptsBackgroundAtPriority10, found.contains(.backgroundPriority) {
             return Rejection(.badPriority, message(.backgroundPriority) + " (strict mode)")
         }
         return nil
@@ -129,10 +135,12 @@ extension MockCore {
         // Rendered from the linter's parse, leniently, as the device reads it. The record
         // renders its own copy, custom data included, when asked; the device needs only what
         // the user sees.
-        let rendered = report.document.flatMap { try? renderer.render(document: $0, headers: headers, includingUserInfo: false) }
+        // (Not in a closure: one copied the renderer, a retain of each of its references.)
+        var rendered: RenderedNotification?
+        if let document = report.document { rendered = try? renderer.render(document: document, headers: headers, includingUserInfo: false) }
         // The device shows `rendered`; the payload is not read again (decoding it twice cost
         // the mock 4% of its time).
-        let payload: Payload? = rendered == nil ? nil : Payload()
+        let payload: Payload? = rendered == nil ? nil : Self.shownPayload
         let environment = configuration.environment
         let now = outcome.now
         let apnsID = outcome.apnsID

@@ -50,6 +50,8 @@ struct ConnectionState: Sendable {
     var authentication = ProviderAuthentication()
     /// Whether `SETTINGS_MAX_CONCURRENT_STREAMS` has been raised from 1 (a valid token seen).
     var streamsRaised = false
+    /// The request counters this connection has counted in.
+    var requestCounters = MockMetrics.RequestCounters()
 
     init(id: Int, certificate: APNsCertificateInfo? = nil) {
         self.id = id
@@ -84,6 +86,8 @@ final class MockCore: Sendable {
     let database = Mutex<DatabaseStore?>(nil)
     /// What renders pushes: the app's strings in the mock's languages.
     let renderer: NotificationRenderer
+    /// ``renderer``, as each record holds it.
+    private let recordRenderer: NotificationRecord.RendererBox
     private let renderers = Mutex<[String: NotificationRenderer]>([:])
     /// The last record id given. Ids are given and records stored under this lock, so the
     /// stores receive them in id order (a reader paging by id misses none).
@@ -100,6 +104,7 @@ final class MockCore: Sendable {
                 acceptsFractionalIssuedAt: configuration.leniency.acceptsFractionalIssuedAt)))
         store = MemoryRecordStore(retention: RecordRetention(count: configuration.storeCapacity))
         renderer = NotificationRenderer(bundle: configuration.localization, preferredLanguages: configuration.languages)
+        recordRenderer = NotificationRecord.RendererBox(renderer)
         devices = DeviceRegistry(capacity: 10_000, histories: configuration.deviceHistories, renderer: renderer)
         for token in configuration.unregisteredTokens {
             _ = devices.register(token, topic: nil, environment: configuration.environment)
@@ -166,7 +171,7 @@ final class MockCore: Sendable {
         var plan = Plan()
         var outcome = Outcome(fields: request.fields, request: request, now: configuration.now(), environment: configuration.environment)
         if applyFault(to: request, outcome: &outcome, plan: &plan) {
-            record(outcome, connection: connection, into: &plan)
+            record(outcome, connection: &connection, into: &plan)
             return plan
         }
         switch request.listener {
@@ -174,7 +179,7 @@ final class MockCore: Sendable {
         case .channels: manageChannel(&outcome, connection: &connection, plan: &plan)
         }
         plan.response = outcome.response
-        record(outcome, connection: connection, into: &plan)
+        record(outcome, connection: &connection, into: &plan)
         return plan
     }
 
@@ -246,18 +251,21 @@ final class MockCore: Sendable {
 
     /// Stores the record, counts it, and tells event-stream readers; with a database, the plan's
     /// `stored` completes when its row is committed.
-    private func record(_ outcome: Outcome, connection: ConnectionState, into plan: inout Plan) {
+    private func record(_ outcome: Outcome, connection: inout ConnectionState, into plan: inout Plan) {
         var record = outcome.record(id: 0, connection: connection.id)
-        record.renderer = renderer
+        record.rendererBox = recordRenderer
         let database = self.database.withLock { $0 }
+        // The record the ring pushes out is released here, after the sequence's lock too.
+        var evicted: NotificationRecord?
         plan.stored = requestSequence.withLock { last in
             last += 1
             record.id = last
-            _ = store.append(record)
+            evicted = store.appendHandingBack(record)
             return database?.append(record)
         }
+        _ = evicted
         plan.recordID = record.id
-        metrics.count(record)
+        connection.requestCounters.count(record, in: metrics)
         if events.hasSubscribers { events.publish(.received(record)) }
     }
 }

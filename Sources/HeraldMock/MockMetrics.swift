@@ -1,5 +1,6 @@
 import CoreMetrics
 import HeraldClient
+import HeraldProtocol
 import Metrics
 import Prometheus
 
@@ -44,8 +45,32 @@ final class MockMetrics: Sendable {
 
     func count(_ event: ConnectionEvent) { connectionEvents.increment(event.kind.rawValue, event.code ?? "") }
 
-    func count(_ record: NotificationRecord) {
-        requests.increment(record.kind.rawValue, record.status.map(String.init) ?? "none", record.reason?.rawValue ?? "")
+    /// The `herald_mock_requests_total` counter a record counts in.
+    func requestCounter(for record: NotificationRecord) -> CoreMetrics.Counter {
+        requests.counter(record.kind.rawValue, record.status.map(String.init) ?? "none", record.reason?.rawValue ?? "")
+    }
+
+    /// One connection's own index of the request counters it has counted in, so that counting a
+    /// request takes no lock and makes no strings: the family's look-up made the status's text
+    /// and hashed three strings under a lock both event loops share, for every request.
+    struct RequestCounters: Sendable {
+        private struct Key: Hashable {
+            var kind: NotificationRecord.Kind
+            var status: Int?
+            var reason: APNsReason?
+        }
+
+        /// At most one per kind, status and reason the mock answers with.
+        private var counters: [Key: CoreMetrics.Counter] = [:]
+
+        /// Counts `record` in `metrics`' counter for its kind, status and reason.
+        mutating func count(_ record: NotificationRecord, in metrics: MockMetrics) {
+            let key = Key(kind: record.kind, status: record.status, reason: record.reason)
+            if let counter = counters[key] { return counter.increment() }
+            let counter = metrics.requestCounter(for: record)
+            counters[key] = counter
+            counter.increment()
+        }
     }
 
     /// The text exposition format.

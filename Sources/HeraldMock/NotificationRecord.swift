@@ -143,12 +143,15 @@ public struct NotificationRecord: Sendable, Identifiable {
             offset += bytes.count
         }
 
+        @inline(__always)
         private static func put(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
-            var text = text
-            text.withUTF8 { utf8 in
+            // Read where the string keeps it (a `var` copy for `withUTF8` retained each string
+            // and released it); a string with no contiguous UTF-8 (bridged) is copied first.
+            func write(_ utf8: UnsafeBufferPointer<UInt8>) {
                 put(UInt32(utf8.count), into: buffer, at: &offset)
                 put(utf8, into: buffer, at: &offset)
             }
+            if text.utf8.withContiguousStorageIfAvailable(write) == nil { Array(text.utf8).withUnsafeBufferPointer(write) }
         }
 
         private static func put(_ text: String?, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: inout Int) {
@@ -232,9 +235,21 @@ public struct NotificationRecord: Sendable, Identifiable {
 
     /// Renders ``rendered``: the mock's renderer (its app strings, its default language), or
     /// another language's for the API's `lang`.
-    var renderer: NotificationRenderer = Self.englishRenderer
+    var renderer: NotificationRenderer {
+        get { rendererBox.renderer }
+        set { rendererBox = RendererBox(newValue) }
+    }
 
-    static let englishRenderer = NotificationRenderer(bundle: nil, preferredLanguages: ["en"])
+    /// ``renderer``, shared: a record holds one reference, where a renderer of its own was a
+    /// retain of each of the localizer's strings and arrays for every copy of the record.
+    var rendererBox = RendererBox.english
+
+    /// A renderer held by reference.
+    final class RendererBox: Sendable {
+        let renderer: NotificationRenderer
+        init(_ renderer: NotificationRenderer) { self.renderer = renderer }
+        static let english = RendererBox(NotificationRenderer(bundle: nil, preferredLanguages: ["en"]))
+    }
 
     /// The `apns-id` answered, for `Identifiable`.
     public var identifier: String { apnsID ?? String(id) }

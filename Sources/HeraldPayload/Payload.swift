@@ -139,6 +139,14 @@ public struct Payload: Sendable, Hashable {
     /// Whether the payload has `aps`.
     package var hasAPS: Bool { storage.fields.pointee.hasAPS }
 
+    /// Calls `body` with `aps` read in place, an empty one when the payload has none (see
+    /// ``hasAPS``): a reader of many fields would otherwise copy the whole `APS` out first.
+    /// The pointer is valid only inside `body`.
+    package func withAPS<Result>(_ body: (UnsafePointer<APS>) -> Result) -> Result {
+        let box = storage
+        return withExtendedLifetime(box) { body(box.aps) }
+    }
+
     /// Changes `aps` in place (setting it present).
     mutating func modifyAPS<Result, Failure: Error>(_ body: (inout APS) throws(Failure) -> Result) throws(Failure) -> Result {
         let box = unique()

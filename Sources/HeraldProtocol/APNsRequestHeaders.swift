@@ -122,23 +122,14 @@ public struct APNsRequestHeaders: Sendable, Hashable {
     /// ``APNsHeaderError/precedence`` order, if any.
     private mutating func read(_ fields: APNsHeaderFields) -> APNsHeaderError? {
         // One pass over the fields (names are lowercase; the first of a repeated name counts).
-        var method: String?, path: String?, id: String?, collapse: String?, priorityValue: String?
-        var pushTypeValue: String?, expirationValue: String?, authorization: String?
-        for field in fields {
-            switch APNsHeaderName(lowercase: field.name) {
-            case .method?: method = method ?? field.value
-            case .path?: path = path ?? field.value
-            case .id?: id = id ?? field.value
-            case .collapseID?: collapse = collapse ?? field.value
-            case .priority?: priorityValue = priorityValue ?? field.value
-            case .pushType?: pushTypeValue = pushTypeValue ?? field.value
-            case .expiration?: expirationValue = expirationValue ?? field.value
-            case .topic?: topic = topic ?? field.value
-            case .channelID?: channelID = channelID ?? field.value
-            case .authorization?: authorization = authorization ?? field.value
-            case nil: break
-            }
-        }
+        // Each value moved out (`take()`), not copied.
+        var known = APNsHeaderFields.KnownValues()
+        fields.read(into: &known)
+        let method = known.method.take(), path = known.path.take(), id = known.id.take(), collapse = known.collapseID.take()
+        let priorityValue = known.priority.take(), pushTypeValue = known.pushType.take(), expirationValue = known.expiration.take()
+        let authorization = known.authorization.take()
+        if topic == nil { topic = known.topic.take() }
+        if channelID == nil { channelID = known.channelID.take() }
         var first: APNsHeaderError?
         func note(_ problem: APNsHeaderError) { if first == nil { first = problem } }
         if let method, method != "POST" {

@@ -46,6 +46,27 @@ struct CatalogTests {
         check(SoundKey.self)
     }
 
+    /// The one table of `aps` and alert keys answers as the two tables asked in turn (the
+    /// oracle: `APSKey(utf8:)`, then `AlertKey(utf8:)`), for every key of either and their near
+    /// spellings.
+    @Test("the joint lookup of aps and alert keys agrees with the two tables")
+    func appleKeyLookup() {
+        let lookup = AppleKeyLookup()
+        var names = APSKey.allCases.map { "\($0.name)" } + AlertKey.allCases.map { "\($0.name)" } + SoundKey.allCases.map { "\($0.name)" }
+        names += names.flatMap { [$0 + "x", String($0.dropLast()), $0.uppercased(), "x" + $0] } + ["", "aps", "mdm", "sound"]
+        var both = 0
+        for name in names {
+            Array(name.utf8).withUnsafeBytes { bytes in
+                let aps = APSKey(utf8: bytes)
+                let alert = aps == nil ? AlertKey(utf8: bytes) : nil
+                let found = lookup(bytes)
+                #expect(found.aps == aps && found.alert == alert, "\(name)")
+                if aps != nil, AlertKey(utf8: bytes) != nil { both += 1 }
+            }
+        }
+        #expect(both > 0, "no spelling is both an aps and an alert key: the precedence is untested")
+    }
+
     @Test("rules that mirror APNs rejections name the reason, and the precedence covers them")
     func rejections() {
         let mirroring = LintCatalog.rules.filter { $0.apnsReason != nil }.map(\.id)

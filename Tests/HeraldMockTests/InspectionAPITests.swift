@@ -33,6 +33,39 @@ import Testing
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 
+    /// `herald_mock_requests_total` counts each request once under its kind, status and reason,
+    /// whichever connection it came on (each connection keeps its own index of the counters):
+    /// the figures equal the answers the Python client saw, grouped by hand.
+    @Test func requestCountersAgreeWithTheAnswers() async throws {
+        let mock = try await H.start()
+        defer { Task { await mock.stop() } }
+        var steps: [JSONValue] = []
+        for connection in ["a", "b", "c"] {
+            for round in 0..<3 {
+                steps.append(H.push(#"{"aps":{"alert":"Hello \#(round)"}}"#, connection: connection))
+                steps.append(H.push(token: "abc", connection: connection))  // BadDeviceToken
+                if round < 2 { steps.append(H.push(headers: [("apns-push-type", "alert")], connection: connection)) }  // MissingTopic
+                if round == 0 {  // BadPriority
+                    steps.append(H.push(headers: [("apns-topic", "com.example.app"), ("apns-push-type", "alert"), ("apns-priority", "7")], connection: connection))
+                }
+            }
+        }
+        let run = try await mock.python(steps)
+        var expected: [String: Int] = [:]
+        for answer in run.answers {
+            let status = try #require(answer.status, "\(answer)")
+            expected["status=\"\(status)\",reason=\"\(status == 200 ? "" : answer.reason ?? "?")\"", default: 0] += 1
+        }
+        #expect(expected.count == 4, "\(expected)")
+        let metrics = try await Self.api(mock, "GET", "/metrics")
+        var counted: [String: Int] = [:]
+        for line in metrics.body.split(separator: "\n") where line.hasPrefix(#"herald_mock_requests_total{kind="device","#) {
+            let labels = line.drop { $0 != "," }.dropFirst().prefix { $0 != "}" }
+            counted[String(labels), default: 0] += Int(line.split(separator: " ").last ?? "") ?? -1
+        }
+        #expect(counted == expected, "\(metrics.body)")
+    }
+
     @Test func notificationsWithFiltersAndPaging() async throws {
         let mock = try await H.start()
         defer { Task { await mock.stop() } }

@@ -256,6 +256,20 @@ struct HeaderValueTests {
             #expect(APNsHeaderName(lowercase: name) == wanted[name], "\(name)")
             if let header = APNsHeaderName(lowercase: name) { #expect(header.text == name) }
         }
+        // The pass over a request's fields reads the same names in place: the first value of each.
+        let fields = APNsHeaderFields(names.enumerated().map { APNsHeaderFields.Field(lowercaseName: $0.element, value: "v\($0.offset)") }
+            + wanted.keys.map { APNsHeaderFields.Field(lowercaseName: $0, value: "repeat") })
+        let known = fields.knownValues
+        let read: [APNsHeaderName: String?] = [
+            .method: known.method, .path: known.path, .id: known.id, .collapseID: known.collapseID, .priority: known.priority,
+            .pushType: known.pushType, .expiration: known.expiration, .topic: known.topic, .channelID: known.channelID,
+            .authorization: known.authorization,
+        ]
+        #expect(read.count == APNsHeaderName.allCases.count)
+        for (name, header) in wanted {
+            #expect(read[header] == .some(names.firstIndex(of: name).map { "v\($0)" }), "\(name)")
+        }
+        #expect(APNsHeaderFields().knownValues.path == nil)
     }
 
     /// Prefixes and strings of ASCII and other characters, a combining mark just past the

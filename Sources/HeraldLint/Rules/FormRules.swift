@@ -102,7 +102,7 @@ extension LintPass {
         var isSimulatorTargetBundle = false
         var isWatchKitSimulatorActions = false
 
-        init(_ bytes: UnsafeRawBufferPointer, _ apsKeys: KeyLookup<APSKey>, _ alertKeys: KeyLookup<AlertKey>) {
+        init(_ bytes: UnsafeRawBufferPointer, _ appleKeys: AppleKeyLookup) {
             isSimulatorTargetBundle = Self.equal(bytes, PayloadKey.simulatorTargetBundle)
             isWatchKitSimulatorActions = Self.equal(bytes, PayloadKey.watchKitSimulatorActions)
             if bytes.count == 3 {
@@ -110,8 +110,7 @@ extension LintPass {
                 isMDM = bytes[0] == UInt8(ascii: "m") && bytes[1] == UInt8(ascii: "d") && bytes[2] == UInt8(ascii: "m")
                 if isAPS || isMDM { return }
             }
-            apsKey = apsKeys(bytes)
-            if apsKey == nil { alertKey = alertKeys(bytes) }
+            (apsKey, alertKey) = appleKeys(bytes)
             if apsKey == nil, alertKey == nil { mayBeRespelled = KeySuggester.mayBeRespelled(bytes) }
         }
 
@@ -130,10 +129,10 @@ extension LintPass {
         var apsValue: Node?
         var hasMDMKey = false
         let checkOutside = isActive(.appleKeyOutsideAPS)
-        let apsKeys = KeyLookup<APSKey>(), alertKeys = KeyLookup<AlertKey>()
+        let appleKeys = AppleKeyLookup()
         let document = root.document
         for keyIndex in root.memberKeyIndices {
-            let key = document.withStringUTF8(atTapeIndex: keyIndex) { TopLevelKey($0, apsKeys, alertKeys) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0), apsKeys, alertKeys)
+            let key = document.withStringUTF8(atTapeIndex: keyIndex) { TopLevelKey($0, appleKeys) } ?? TopLevelKey(UnsafeRawBufferPointer(start: nil, count: 0), appleKeys)
             // Most top-level keys are the app's own, and none of the checks below has anything
             // to say about them: no member is made for those (each holds the document twice).
             if key.isAppData, document.kind(at: keyIndex + 1) != .null,
