@@ -110,7 +110,7 @@ enum RequestHeaderCheck {
 
         init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
             for (spelling, name) in Self.spellings where spelling.utf8CodeUnitCount == bytes.count
-                && UnsafeBufferPointer(start: spelling.utf8Start, count: bytes.count).elementsEqual(bytes) {
+                && HPACKBlockDecoder.equal(UnsafeRawBufferPointer(start: spelling.utf8Start, count: bytes.count), UnsafeRawBufferPointer(bytes)) {
                 self = name
                 return
             }

@@ -54,19 +54,12 @@ public struct APNsHeaderFields: Sendable, Hashable, Sequence, ExpressibleByDicti
         fields.append(Field(name: name, value: value))
     }
 
-    /// The first value of each header ``APNsHeaderName`` names (a repeat counts once, as the
-    /// subscript gives it), from one pass that reads the fields in place: a loop over the
-    /// fields copies each one (a retain of its name and its value) only to look at the name,
-    /// and the mock reads every request's fields this way twice (``APNsRequestHeaders`` and
-    /// the linter).
-    package var knownValues: KnownValues {
-        var values = KnownValues()
-        read(into: &values)
-        return values
-    }
-
-    /// ``knownValues``, written into `values` (all `nil`) in place: a value the pass's closure
-    /// captured was copied out again to be returned, and the caller's copy destroyed.
+    /// Writes the first value of each header ``APNsHeaderName`` names into `values` (all `nil`;
+    /// a repeat counts once, as the subscript gives it), from one pass that reads the fields in
+    /// place: a loop over the fields copies each one (a retain of its name and its value) only
+    /// to look at the name, and the mock reads every request's fields this way twice
+    /// (``APNsRequestHeaders`` and the linter). Written in place: a value returned from the
+    /// pass's closure was copied out again.
     package func read(into values: inout KnownValues) {
         fields.withUnsafeBufferPointer { all in
             for index in all.indices {
