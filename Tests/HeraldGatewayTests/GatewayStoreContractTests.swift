@@ -224,6 +224,32 @@ import Testing
         #expect(rows.first { $0.id == second[3].id }?.reason == "waiting: the app is paused", "a give-back says why it waits")
     }
 
+    /// Accepted outcomes are counted per job by the database on PostgreSQL (a row a job, not a
+    /// row a delivery): one batch of several jobs, interleaved, over more than one statement's
+    /// thousand ids, with outcomes of rows another worker holds among them.
+    @Test(arguments: Backend.available)
+    func acceptedOutcomesOfSeveralJobsAreCountedPerJob(_ backend: Backend) async throws {
+        let opened = try await Self.open(backend)
+        let store = opened.store
+        defer { Task { await store.close() } }
+        _ = try await store.submit(Self.job("big", tokens: Self.tokens(1_203, salt: 1), now: 1_000))
+        _ = try await store.submit(Self.job("small", tokens: Self.tokens(3, salt: 2), now: 1_000))
+        _ = try await store.submit(Self.job("held", tokens: Self.tokens(5, salt: 3), now: 1_000))
+        let mine = try await store.claim(worker: "a", limit: 1_206, now: 1_000, leaseUntil: 9_000, takeOver: true)
+        let theirs = try await store.claim(worker: "b", limit: 10, now: 1_000, leaseUntil: 9_000, takeOver: true)
+        #expect(mine.count == 1_206 && theirs.count == 5 && Set(theirs.map(\.job)) == ["held"])
+        // Interleaved by job (the runs StateChanges folds are short), b's rows among a's.
+        let batch = (mine + theirs).sorted { ($0.id % 7, $0.id) < ($1.id % 7, $1.id) }
+        try await store.record(batch.map { DeliveryOutcome(delivery: $0, result: .accepted(status: 200)) }, worker: "a", now: 2_000)
+        let big = try #require(try await store.job(app: "app", id: "big"))
+        let small = try #require(try await store.job(app: "app", id: "small"))
+        let held = try #require(try await store.job(app: "app", id: "held"))
+        #expect(big.counts == [.accepted: 1_203] && big.open == 0 && big.finishedAt == 2_000, "\(big.counts)")
+        #expect(small.counts == [.accepted: 3] && small.open == 0 && small.finishedAt == 2_000, "\(small.counts)")
+        #expect(held.counts == [.claimed: 5] && held.open == 5 && held.finishedAt == nil, "b's rows are b's to record: \(held.counts)")
+        #expect(try await store.deliveries(job: "big", state: .accepted, after: nil, limit: 2_000).count == 1_203)
+    }
+
     @Test(arguments: Backend.available)
     func deadTokensAndWebhooks(_ backend: Backend) async throws {
         let opened = try await Self.open(backend)
@@ -372,6 +398,35 @@ import Testing
         #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == expected, "each migration recorded once: \(versions)")
         for store in stores { await store.close() }
     }
+    /// Cells of text and integer types are read straight from their binary bytes: each value
+    /// equals what psql prints for the same row (PostgreSQL's own text output), at the types'
+    /// extremes, in any script, and `NULL` stays `NULL`; a type read otherwise (a double, a
+    /// boolean) still arrives through PostgresNIO's decoding.
+    @Test(.enabled(if: PostgresTestDatabase.isAvailable, Comment(rawValue: PostgresTestDatabase.notConfigured)))
+    func cellsReadFromTheirBytesAgreeWithPostgreSQL() async throws {
+        let database = try await PostgresTestDatabase()
+        let store = try await PostgresGatewayDatabase.open(url: database.url, logger: Logger(label: "test"))
+        defer { Task { await store.close() } }
+        let columns = [
+            "(-32768)::int2", "32767::int2", "(-2147483648)::int4", "2147483647::int4", "(-9223372036854775808)::int8",
+            "9223372036854775807::int8", "0::int8", "'é 😀 \u{5B57}'::text", "''::text", "'abc'::varchar(5)", "'pg_class'::name",
+            "'ab'::char(4)", "2.5::float8", "true",
+        ]
+        let select = "SELECT " + columns.enumerated().map { "\($1) AS c\($0)" }.joined(separator: ", ")
+        let expected = try await database.query(select + ", NULL::text AS n").split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        let row = try #require(try await store.database.query(select + ", NULL::text AS n", []).first)
+        for (index, column) in columns.enumerated() {
+            let text: String? = switch row["c\(index)"] {
+            case .integer(let value): column == "true" ? (value == 1 ? "t" : "f") : String(value)
+            case .text(let value): value
+            case .real(let value): String(value)
+            default: nil
+            }
+            #expect(text == expected[index], "\(column)")
+        }
+        #expect(row["n"] == .null)
+    }
+
     /// A claim on PostgreSQL reads the queue's index in order and stops after its rows, even
     /// before the table has statistics (a large first submission, before autovacuum analyzes
     /// it): the planner then guesses a handful of due rows and would read and sort every one of

@@ -233,8 +233,14 @@ final class PostgresGatewayDatabase: GatewayDatabase {
         var values: [SQLValue] = []
         values.reserveCapacity(row.count)
         for cell in row {
-            guard cell.bytes != nil else {
+            guard let bytes = cell.bytes else {
                 values.append(.null)
+                continue
+            }
+            // The common cells of a claim's rows read straight from their bytes (PostgresNIO
+            // asks for results in binary): its generic decoding was a fifth of the conversion.
+            if cell.format == .binary, let value = binaryValue(bytes, cell.dataType) {
+                values.append(value)
                 continue
             }
             switch cell.dataType {
@@ -246,6 +252,18 @@ final class PostgresGatewayDatabase: GatewayDatabase {
             }
         }
         return SQLRow(columns, values)
+    }
+
+    /// A binary cell of text or a big-endian integer as a value, as PostgresNIO decodes them;
+    /// `nil` for other types (decoded through PostgresNIO) and for a cell of the wrong length.
+    static func binaryValue(_ bytes: ByteBuffer, _ type: PostgresDataType) -> SQLValue? {
+        switch type {
+        case .text, .varchar, .name, .bpchar: .text(String(buffer: bytes))
+        case .int8: bytes.readableBytes == 8 ? bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(SQLValue.integer) : nil
+        case .int4: bytes.readableBytes == 4 ? bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map { .integer(Int64($0)) } : nil
+        case .int2: bytes.readableBytes == 2 ? bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map { .integer(Int64($0)) } : nil
+        default: nil
+        }
     }
 
     // MARK: Schema

@@ -446,14 +446,14 @@ final class SQLGatewayStore: GatewayStore {
         }
 
         /// One delivery of `job` (`nil`: a row read without its job, ignored) went from `old` to `new`.
-        mutating func move(_ job: String?, from old: DeliveryState, to new: DeliveryState?) {
-            guard let job, let new, old != new else { return }
+        mutating func move(_ job: String?, from old: DeliveryState, to new: DeliveryState?, count: Int = 1) {
+            guard let job, let new, old != new, count > 0 else { return }
             if let current = run, current.from == old, current.to == new, current.job == job {
-                run?.count += 1
+                run?.count += count
                 return
             }
             if let run { Self.add(run, to: &counted) }
-            run = (job, old, new, 1)
+            run = (job, old, new, count)
         }
 
         private static func add(_ run: (job: String, from: DeliveryState, to: DeliveryState, count: Int), to jobs: inout [String: [DeliveryState: Int]]) {
@@ -715,6 +715,17 @@ final class SQLGatewayStore: GatewayStore {
             : ("IN (\(placeholders(ids.count)))", ids.map(SQLValue.integer))
     }
 
+    /// `update` (an `UPDATE … RETURNING job_id`) answering a row per job with how many of its
+    /// deliveries moved (``moved(_:)``) on PostgreSQL, where a statement can be read in a `WITH`:
+    /// a row per delivery, decoded into a value per cell, was about a tenth of the gateway's
+    /// CPU per delivery. SQLite answers a row per delivery.
+    private func countedPerJob(_ update: String) -> String {
+        dialect == .postgres ? "WITH moved AS (\(update)) SELECT job_id, count(*) AS moved FROM moved GROUP BY job_id" : update
+    }
+
+    /// How many deliveries a row of ``countedPerJob(_:)`` stands for.
+    private static func moved(_ row: SQLRow) -> Int { row.integer("moved").map(Int.init) ?? 1 }
+
     func record(_ outcomes: [DeliveryOutcome], worker: String, now: Int64) async throws {
         guard !outcomes.isEmpty else { return }
         try await heldTransaction { executor in
@@ -725,9 +736,10 @@ final class SQLGatewayStore: GatewayStore {
             for chunk in accepted.chunked(Self.idsPerStatement) {
                 let list = among(chunk)
                 let rows = try await executor.query(
-                    "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id \(list.condition) RETURNING job_id",
+                    countedPerJob(
+                        "UPDATE deliveries SET state = 'accepted', in_queue = 0, status = 200, reason = NULL, claimed_by = NULL, updated_at = ? WHERE claimed_by = ? AND state = 'claimed' AND id \(list.condition) RETURNING job_id"),
                     [.integer(now), .text(worker)] + list.binds)
-                for row in rows { changes.move(row.text("job_id"), from: .claimed, to: .accepted) }
+                for row in rows { changes.move(row.text("job_id"), from: .claimed, to: .accepted, count: Self.moved(row)) }
             }
             var dead: [(delivery: ClaimedDelivery, reason: String?, at: Int64?)] = []
             for outcome in outcomes {
