@@ -238,7 +238,7 @@ final class PostgresGatewayDatabase: GatewayDatabase {
                 continue
             }
             // The common cells of a claim's rows read straight from their bytes (PostgresNIO
-            // asks for results in binary): its generic decoding was a fifth of the conversion.
+            // asks for results in binary): its generic decoding was nearly a third of the conversion.
             if cell.format == .binary, let value = binaryValue(bytes, cell.dataType) {
                 values.append(value)
                 continue

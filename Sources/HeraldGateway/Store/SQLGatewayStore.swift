@@ -445,7 +445,7 @@ final class SQLGatewayStore: GatewayStore {
             return jobs
         }
 
-        /// One delivery of `job` (`nil`: a row read without its job, ignored) went from `old` to `new`.
+        /// `count` deliveries of `job` (`nil`: a row read without its job, ignored) went from `old` to `new`.
         mutating func move(_ job: String?, from old: DeliveryState, to new: DeliveryState?, count: Int = 1) {
             guard let job, let new, old != new, count > 0 else { return }
             if let current = run, current.from == old, current.to == new, current.job == job {
@@ -717,8 +717,8 @@ final class SQLGatewayStore: GatewayStore {
 
     /// `update` (an `UPDATE … RETURNING job_id`) answering a row per job with how many of its
     /// deliveries moved (``moved(_:)``) on PostgreSQL, where a statement can be read in a `WITH`:
-    /// a row per delivery, decoded into a value per cell, was about a tenth of the gateway's
-    /// CPU per delivery. SQLite answers a row per delivery.
+    /// a row per delivery was sent, decoded and converted only to be counted. SQLite answers a
+    /// row per delivery.
     private func countedPerJob(_ update: String) -> String {
         dialect == .postgres ? "WITH moved AS (\(update)) SELECT job_id, count(*) AS moved FROM moved GROUP BY job_id" : update
     }
